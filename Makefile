@@ -1,0 +1,111 @@
+# cxltier — `make` builds everything into build/, `make test` runs all tests,
+# `make deps` installs what a fresh Debian machine needs.  V=1 shows commands.
+BUILD     ?= build
+CC        ?= cc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+CFLAGS    ?= -O2 -g
+WARNINGS  := -Wall -Wextra -Werror -Wimplicit-fallthrough
+ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE \
+	-Iinclude -Ibpf -Iuser -I$(BUILD)
+LDLIBS    := -lbpf -lelf -lz -lnuma -ljson-c -ldl -lm -lpthread
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-I$(BUILD) -Ibpf
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+BPF_PROGS := sampler
+POLICIES  := $(patsubst tiering-policies/%.c,%,$(wildcard tiering-policies/*.c))
+# Everything in user/ except the programs' main files is the agent library.
+LIB_SRCS  := $(filter-out user/cxltierd.c user/cxltierctl.c,$(wildcard user/*.c))
+LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+SKELS     := $(patsubst %,$(BUILD)/%.skel.h,$(BPF_PROGS))
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+LIVE_TESTS := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/test_*.c))
+
+BINS := $(BUILD)/cxltierd $(BUILD)/cxltierctl $(BUILD)/tierbench \
+	$(patsubst %,$(BUILD)/policies/%.so,$(POLICIES))
+
+all: $(BINS)
+
+$(BUILD) $(BUILD)/obj $(BUILD)/policies $(BUILD)/tests:
+	$(Q)mkdir -p $@
+
+$(BUILD)/vmlinux.h: | $(BUILD)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/cxltier.h bpf/stats.def $(BUILD)/vmlinux.h | $(BUILD)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+$(BUILD)/obj/%.o: user/%.c $(wildcard user/*.h) include/cxltier/policy.h bpf/cxltier.h bpf/stats.def $(SKELS) | $(BUILD)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/libcxlt.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/cxltierd $(BUILD)/cxltierctl: $(BUILD)/%: $(BUILD)/obj/%.o $(BUILD)/libcxlt.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tierbench: tools/tierbench.c | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -pthread -o $@ $< -lnuma
+
+$(BUILD)/policies/%.so: tiering-policies/%.c include/cxltier/policy.h | $(BUILD)/policies
+	$(call msg,POLICY,$@)
+	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -shared -fPIC -o $@ $< -lm
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcxlt.a | $(BUILD)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(BUILD)/tests/%: tests/live/%.c $(BUILD)/libcxlt.a | $(BUILD)/tests
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(BUILD)/bench_controller: tests/bench/bench_controller.c $(BUILD)/libcxlt.a $(BUILD)/policies/hotcold.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ tests/bench/bench_controller.c $(BUILD)/libcxlt.a $(LDLIBS)
+
+tests: $(UNIT_TESTS) $(LIVE_TESTS)
+
+# Unit tests run anywhere; live tests load BPF into this kernel (root).
+test: all tests
+	$(Q)BUILD=$(BUILD) tests/run
+
+bench: all $(BUILD)/bench_controller
+	$(Q)$(BUILD)/bench_controller
+
+# Debian packages for building, testing and the emulated CXL machine.
+DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
+	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev \
+	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils kmod \
+	procps util-linux
+
+deps:
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(DEB_PACKAGES)
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all tests test bench deps clean

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * Plain data shared by the BPF samplers and userspace: map keys and values,
+ * counter indexes.  No functions, no side-specific includes.
+ */
+#ifndef CXLTIER_BPF_SHARED_H
+#define CXLTIER_BPF_SHARED_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>	/* userspace; BPF gets the types from vmlinux.h */
+#endif
+
+#define CXLT_PAGE_SHIFT 12
+
+/* Default capacity of the heat map; userspace may resize it before load. */
+#define CXLT_HEAT_ENTRIES (1 << 20)
+#define CXLT_MAX_TARGETS 4096
+#define CXLT_MAX_CGROUPS 256
+
+enum cxlt_source {
+	CXLT_SRC_FAULT = 1,	/* page fault (first touch) */
+	CXLT_SRC_HINT = 2,	/* protection fault: NUMA hint fault */
+	CXLT_SRC_PMU = 3,	/* hardware memory sample (PEBS / IBS) */
+};
+
+struct cxlt_page_key {
+	__u32 tgid;
+	__u32 pad;	/* keeps the key free of holes: always 0 */
+	__u64 vpage;	/* virtual address >> CXLT_PAGE_SHIFT */
+};
+
+struct cxlt_page_val {
+	__u32 samples;
+	__u32 hint_faults;
+};
+
+/* One raw sample in the ring buffer (recording). */
+struct cxlt_sample {
+	__u64 time_ns;
+	__u32 tgid;
+	__u16 source;	/* enum cxlt_source */
+	__u16 weight;
+	__u64 vpage;
+};
+
+enum cxlt_stat_id {
+#define CXLT_STAT(id, name, desc) CXLT_STAT_##id,
+#include "stats.def"
+#undef CXLT_STAT
+	CXLT_NR_STATS
+};
+
+#endif

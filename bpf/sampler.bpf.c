@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cxltier samplers: turn kernel and hardware events into (tgid, virtual page)
+ * samples of the target processes and count them into a bounded heat map.
+ *
+ * Every source ends in cxlt_count(), the one counting core:
+ *  - targets are tgids in `cxlt_targets`, or members of a cgroup whose id is
+ *    in `cxlt_cgroups` (checked only when `nr_cgroups` is set, so the common
+ *    case costs one hash lookup);
+ *  - counts go into `cxlt_heat`, an LRU hash keyed by tgid+page.  Userspace
+ *    drains it every epoch with batch lookup-and-delete.  When it fills, the
+ *    LRU evicts the least recently updated page: we lose that page's count
+ *    for this epoch, never block.  Userspace derives evictions from
+ *    pages_inserted minus pages drained (racy, but any error is contained in
+ *    one epoch and only affects a counter);
+ *  - the sample can also be streamed raw into `cxlt_samples` (a ring buffer)
+ *    for recording, when userspace sets `record`.
+ *
+ * Sources:
+ *  - cxlt_fault_btf / cxlt_fault_raw: exceptions:page_fault_user.  A plain fault
+ *    is a first touch; a fault with the protection bit set on a present page
+ *    is a NUMA hint fault (or a COW write fault), which repeats for as long
+ *    as the kernel's scanner runs: both are counted as samples, the second
+ *    also as a hint.  tp_btf is the cheapest hook (measured 0.4 us/fault);
+ *    raw_tp is the fallback where tp_btf cannot load.
+ *  - cxlt_pmu_sample: perf_event program for hardware memory samples (PEBS, IBS)
+ *    or the software page-fault event, reading the sampled data address.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "cxltier.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+#define X86_PF_PROT 0x1
+
+const volatile bool record = false;
+/* Number of entries in cxlt_cgroups; 0 skips the cgroup lookup. */
+volatile __u32 nr_cgroups = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, CXLT_HEAT_ENTRIES);
+	__type(key, struct cxlt_page_key);
+	__type(value, struct cxlt_page_val);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cxlt_heat SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CXLT_MAX_TARGETS);
+	__type(key, __u32);	/* tgid */
+	__type(value, __u32);	/* index of the target in the agent */
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cxlt_targets SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, CXLT_MAX_CGROUPS);
+	__type(key, __u64);	/* cgroup v2 id */
+	__type(value, __u32);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cxlt_cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CXLT_NR_STATS);
+	__type(key, __u32);
+	__type(value, __u64);
+	__uint(pinning, LIBBPF_PIN_BY_NAME);
+} cxlt_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} cxlt_samples SEC(".maps");
+
+static __always_inline void stat_inc(__u32 id)
+{
+	__u64 *v = bpf_map_lookup_elem(&cxlt_stats, &id);
+
+	if (v)
+		*v += 1;	/* per-CPU: no atomics needed */
+}
+
+static __always_inline bool is_target(__u32 tgid)
+{
+	__u64 cgid;
+
+	if (bpf_map_lookup_elem(&cxlt_targets, &tgid))
+		return true;
+	if (!nr_cgroups)
+		return false;
+	cgid = bpf_get_current_cgroup_id();
+	return bpf_map_lookup_elem(&cxlt_cgroups, &cgid) != NULL;
+}
+
+static __always_inline void stream(__u32 tgid, __u64 vpage, __u16 source)
+{
+	struct cxlt_sample *s;
+
+	s = bpf_ringbuf_reserve(&cxlt_samples, sizeof(*s), 0);
+	if (!s) {
+		stat_inc(CXLT_STAT_RING_DROPPED);
+		return;
+	}
+	s->time_ns = bpf_ktime_get_ns();
+	s->tgid = tgid;
+	s->source = source;
+	s->weight = 1;
+	s->vpage = vpage;
+	bpf_ringbuf_submit(s, 0);
+}
+
+static __always_inline int cxlt_count(__u64 addr, __u16 source)
+{
+	struct cxlt_page_val *val, init = {};
+	struct cxlt_page_key key = {};
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	bool hint = source == CXLT_SRC_HINT;
+
+	stat_inc(CXLT_STAT_SEEN);
+	if (!addr || !is_target(tgid)) {
+		stat_inc(CXLT_STAT_FILTERED);
+		return 0;
+	}
+	stat_inc(CXLT_STAT_KEPT);
+	if (hint)
+		stat_inc(CXLT_STAT_HINT);
+
+	key.tgid = tgid;
+	key.vpage = addr >> CXLT_PAGE_SHIFT;
+	val = bpf_map_lookup_elem(&cxlt_heat, &key);
+	if (!val) {
+		init.samples = 1;
+		init.hint_faults = hint;
+		if (!bpf_map_update_elem(&cxlt_heat, &key, &init, BPF_NOEXIST)) {
+			stat_inc(CXLT_STAT_NEW_PAGES);
+			goto out;
+		}
+		/* Lost a race with another CPU inserting the same page. */
+		val = bpf_map_lookup_elem(&cxlt_heat, &key);
+		if (!val) {
+			stat_inc(CXLT_STAT_MAP_FULL);
+			goto out;
+		}
+	}
+	__sync_fetch_and_add(&val->samples, 1);
+	if (hint)
+		__sync_fetch_and_add(&val->hint_faults, 1);
+out:
+	if (record)
+		stream(tgid, key.vpage, source);
+	return 0;
+}
+
+static __always_inline __u16 fault_source(unsigned long error_code)
+{
+	return (error_code & X86_PF_PROT) ? CXLT_SRC_HINT : CXLT_SRC_FAULT;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(cxlt_fault_btf, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	return cxlt_count(address, fault_source(error_code));
+}
+
+SEC("raw_tp/page_fault_user")
+int BPF_PROG(cxlt_fault_raw, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	return cxlt_count(address, fault_source(error_code));
+}
+
+SEC("perf_event")
+int cxlt_pmu_sample(struct bpf_perf_event_data *ctx)
+{
+	return cxlt_count(ctx->addr, CXLT_SRC_PMU);
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cxltier policy ABI, version 1.
+ *
+ * A policy is a shared object that exports one constant ops table named
+ * `cxlt_policy`.  Each epoch the host (the live agent cxltierd, or the offline
+ * replay tool) hands the policy a read-only view of the machine and of the
+ * tracked pages, and the policy answers with a plan: a list of (page, target
+ * node) moves.  A policy never calls move_pages(2) and never touches libbpf,
+ * which is what lets the very same file run live and in replay.
+ *
+ * This header is all a policy needs:
+ *
+ *	cc -shared -fPIC -O2 -o my.so my.c -I include
+ *
+ * Rules of the road:
+ *  - `sz` and `abi` let the structs grow.  The host refuses an object whose
+ *    `abi` differs from CXLT_POLICY_ABI, naming the file and both versions.
+ *  - Parameters arrive as key=value strings.  Declare the keys in `params`
+ *    (NULL-terminated); the host rejects unknown keys before init() runs and
+ *    passes every declared key, with its default when the user gave none.
+ *  - The view's page records are the host's own storage: read them, and write
+ *    only `policy_word`.  A policy's work per epoch should be linear in the
+ *    pages it looks at; the plan is bounded by the migration budget.
+ *  - Callbacks return 0 or a negative errno.  Messages go into `err`.
+ */
+#ifndef CXLTIER_POLICY_H
+#define CXLTIER_POLICY_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CXLT_POLICY_ABI 1
+
+enum cxlt_node_role {
+	CXLT_NODE_FAST = 0,	/* DRAM: where hot pages belong */
+	CXLT_NODE_SLOW = 1,	/* CXL (or other far memory): cold pages */
+};
+
+struct cxlt_node {
+	int32_t id;		/* NUMA node id */
+	int32_t role;		/* enum cxlt_node_role */
+	int32_t tier;		/* memory tier id (smaller is faster), -1 if unknown */
+	uint32_t reserved;
+	uint64_t total_pages;
+	uint64_t free_pages;
+};
+
+/* Never-moved marker for cxlt_page.since_move. */
+#define CXLT_NEVER_MOVED 0xffff
+/* Node not known yet (page just seen, not yet queried). */
+#define CXLT_NODE_UNKNOWN (-1)
+
+/*
+ * One tracked page, 24 bytes.  Kept compact because a server tracks tens of
+ * millions of them and the view points at these records without copying.
+ */
+struct cxlt_page {
+	uint64_t addr;		/* page-aligned virtual address in the owner */
+	float heat;		/* decayed sample count: heat = heat * decay + samples */
+	uint32_t policy_word;	/* the policy's own per-page state; starts 0 */
+	uint16_t samples;	/* samples this epoch (saturating) */
+	uint16_t idle_epochs;	/* epochs since the last sample (saturating) */
+	uint16_t since_move;	/* epochs since the agent moved it, or CXLT_NEVER_MOVED */
+	int8_t node;		/* NUMA node now, or CXLT_NODE_UNKNOWN */
+	uint8_t flags;		/* CXLT_PAGE_* */
+};
+
+#define CXLT_PAGE_HINTED 0x1	/* got a NUMA hint fault this epoch */
+#define CXLT_PAGE_SAMPLED 0x2	/* sampled at least once since tracked */
+
+struct cxlt_target_view {
+	int32_t pid;		/* tgid of the owning process */
+	uint32_t reserved;
+	const char *comm;
+	struct cxlt_page *pages;	/* only policy_word may be written */
+	uint64_t nr_pages;
+};
+
+struct cxlt_view {
+	uint32_t sz;		/* sizeof(struct cxlt_view) as the host built it */
+	uint32_t page_size;
+	uint64_t epoch;		/* counts from 1 */
+	uint32_t epoch_ms;
+	uint32_t nr_nodes;
+	const struct cxlt_node *nodes;
+	uint32_t nr_targets;
+	uint32_t reserved;
+	struct cxlt_target_view *targets;
+	/* Most pages the plan may move this epoch (the mover cuts the rest). */
+	uint64_t budget_pages;
+	/*
+	 * Fast-tier watermarks, in pages summed over the fast nodes.  When free
+	 * fast memory is under `fast_low_pages`, the host executes demotions first
+	 * and promotes nothing until it is back over `fast_high_pages`;
+	 * `demote_goal_pages` is how many pages must leave the fast tier for that.
+	 */
+	uint64_t fast_free_pages;
+	uint64_t fast_low_pages;
+	uint64_t fast_high_pages;
+	uint64_t demote_goal_pages;
+};
+
+struct cxlt_move {
+	uint32_t target;	/* index into view->targets */
+	uint32_t page;		/* index into that target's pages */
+	int32_t node;		/* destination node */
+};
+
+struct cxlt_plan {
+	struct cxlt_move *moves;
+	uint32_t cap;		/* == view->budget_pages, or less */
+	uint32_t nr;
+};
+
+/* Adds a move; -ENOSPC once the plan holds the whole budget. */
+static inline int cxlt_plan_add(struct cxlt_plan *plan, uint32_t target,
+				uint32_t page, int32_t node)
+{
+	if (plan->nr >= plan->cap)
+		return -ENOSPC;
+	plan->moves[plan->nr].target = target;
+	plan->moves[plan->nr].page = page;
+	plan->moves[plan->nr].node = node;
+	plan->nr++;
+	return 0;
+}
+
+struct cxlt_param_desc {
+	const char *key;
+	const char *def;	/* default value as a string */
+	const char *help;
+};
+
+struct cxlt_param {
+	const char *key;
+	const char *value;
+};
+
+struct cxlt_policy {
+	uint32_t sz;		/* sizeof(struct cxlt_policy) */
+	uint32_t abi;		/* CXLT_POLICY_ABI */
+	const char *name;
+	const char *description;
+	const struct cxlt_param_desc *params;	/* NULL-terminated by key */
+	/*
+	 * Optional.  Gets every declared parameter, defaults filled in, and may
+	 * allocate its state into *state.  Returns 0 or -errno with a message
+	 * in err (e.g. "threshold=abc: not a number").
+	 */
+	int (*init)(void **state, const struct cxlt_param *params,
+		    uint32_t nr_params, char *err, size_t errlen);
+	/* Required.  Fills plan; returns 0 or -errno. */
+	int (*decide)(void *state, const struct cxlt_view *view,
+		      struct cxlt_plan *plan);
+	/* Optional. */
+	void (*fini)(void *state);
+};
+
+#endif /* CXLTIER_POLICY_H */

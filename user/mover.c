@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <limits.h>
+#include <numaif.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mover.h"
+#include "util.h"
+
+/* Written into status[] before each call, so an entry the kernel skipped is seen. */
+#define STATUS_SENTINEL INT_MIN
+
+move_pages_fn cxlt_move_pages = move_pages;
+
+void mover__default_opts(struct mover_opts *o)
+{
+	o->rate_mbps = 256;
+	o->batch = 1024;
+	o->pingpong_epochs = 10;
+	o->low_wmark_pct = 2;
+	o->high_wmark_pct = 5;
+}
+
+int mover__init(struct mover *m, const struct mover_opts *o, long page_size)
+{
+	memset(m, 0, sizeof(*m));
+	m->opts = *o;
+	m->page_size = page_size;
+	if (o->batch < 1 || o->high_wmark_pct < o->low_wmark_pct)
+		return -EINVAL;
+	return 0;
+}
+
+void mover__free(struct mover *m)
+{
+	free(m->sorted);
+	free(m->addrs);
+	free(m->nodes);
+	free(m->status);
+	free(m->query);
+	free(m->rec);
+	memset(m, 0, sizeof(*m));
+}
+
+static double rate_pages(const struct mover *m)
+{
+	return m->opts.rate_mbps * 1048576.0 / m->page_size;
+}
+
+uint64_t mover__budget(struct mover *m, double now)
+{
+	double rate = rate_pages(m);
+
+	/* A full second of bandwidth can be banked, no more: bursts stay bounded. */
+	if (m->last_refill == 0)
+		m->tokens = rate;
+	else
+		m->tokens += (now - m->last_refill) * rate;
+	if (m->tokens > rate)
+		m->tokens = rate;
+	m->last_refill = now;
+	return m->tokens < 1 ? 0 : (uint64_t)m->tokens;
+}
+
+void mover__wmarks(const struct mover *m, const struct topology *topo,
+		   struct wmarks *w)
+{
+	uint64_t cap = 0;
+
+	memset(w, 0, sizeof(*w));
+	for (int i = 0; i < topo->nr_nodes; i++) {
+		if (topo->nodes[i].role != ROLE_FAST)
+			continue;
+		cap += topo->nodes[i].total_pages;
+		w->fast_free += topo->nodes[i].free_pages;
+	}
+	w->low = (uint64_t)(cap * m->opts.low_wmark_pct / 100);
+	w->high = (uint64_t)(cap * m->opts.high_wmark_pct / 100);
+	if (w->fast_free < w->low)
+		w->demote_goal = w->high - w->fast_free;
+}
+
+static int grow_scratch(struct mover *m, uint32_t n)
+{
+	if (n <= m->scratch_cap)
+		return 0;
+	free(m->sorted);
+	free(m->addrs);
+	free(m->nodes);
+	free(m->status);
+	free(m->query);
+	free(m->rec);
+	m->sorted = malloc(n * sizeof(*m->sorted));
+	m->addrs = malloc(n * sizeof(*m->addrs));
+	m->nodes = malloc(n * sizeof(*m->nodes));
+	m->status = malloc(n * sizeof(*m->status));
+	m->query = malloc(n * sizeof(*m->query));
+	m->rec = malloc(n * sizeof(*m->rec));
+	if (!m->sorted || !m->addrs || !m->nodes || !m->status || !m->query || !m->rec) {
+		m->scratch_cap = 0;
+		return -ENOMEM;
+	}
+	m->scratch_cap = n;
+	return 0;
+}
+
+static int cmp_move(const void *a, const void *b)
+{
+	const struct cxlt_move *x = a, *y = b;
+
+	if (x->target != y->target)
+		return x->target < y->target ? -1 : 1;
+	return x->page < y->page ? -1 : x->page > y->page;
+}
+
+static void account_moved(struct mover *m, struct target *t, struct cxlt_page *p,
+			  const struct topology *topo, int node)
+{
+	enum node_role from = p->node >= 0 && (topo->fast_mask >> p->node) & 1 ? ROLE_FAST : ROLE_SLOW;
+	enum node_role to = (topo->fast_mask >> node) & 1 ? ROLE_FAST : ROLE_SLOW;
+
+	if (from == to) {
+		m->epoch.moved_other++;
+	} else if (to == ROLE_FAST) {
+		m->epoch.promoted++;
+		t->ctr.promoted++;
+	} else {
+		m->epoch.demoted++;
+		t->ctr.demoted++;
+	}
+	p->node = (int8_t)node;
+	p->since_move = 0;
+}
+
+/*
+ * One move_pages call for n pages of target t.  Returns -ENOMEM when the
+ * destination ran out of memory (the caller stops promoting), -ESRCH when the
+ * process is gone, 0 otherwise.
+ */
+static int move_batch(struct mover *m, struct target *t, const struct topology *topo,
+		      uint32_t n)
+{
+	bool recheck = false, full = false;
+	long ret;
+
+	for (uint32_t k = 0; k < n; k++)
+		m->status[k] = STATUS_SENTINEL;
+	m->epoch.calls++;
+	ret = cxlt_move_pages(t->pid, n, m->addrs, m->nodes, m->status, MPOL_MF_MOVE);
+	if (ret < 0) {
+		if (errno == ESRCH) {
+			m->epoch.process_gone++;
+			t->gone = true;
+			return -ESRCH;
+		}
+		m->epoch.call_failed++;
+		pr_warn("move_pages of %u pages of pid %d failed: %s", n, t->pid,
+			strerror(errno));
+		return errno == ENOMEM ? -ENOMEM : 0;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		struct cxlt_page *p = &t->pt.pages[m->rec[k]];
+		int st = m->status[k];
+
+		if (st == m->nodes[k]) {
+			account_moved(m, t, p, topo, st);
+		} else if (st >= 0) {
+			p->node = (int8_t)st;	/* moved elsewhere or stayed: trust the kernel */
+			m->epoch.other_error++;
+		} else if (st == STATUS_SENTINEL) {
+			m->epoch.unreported++;
+			recheck = true;
+		} else if (st == -EBUSY) {
+			/* 6.1 reports -EBUSY for tail pages of a THP that did move. */
+			recheck = true;
+			m->epoch.busy++;
+		} else if (st == -ENOENT || st == -EFAULT) {
+			m->epoch.gone++;
+			p->flags |= PAGE_GONE;
+			p->node = CXLT_NODE_UNKNOWN;
+		} else if (st == -ENOMEM) {
+			m->epoch.nomem++;
+			full = true;
+		} else if (st == -EACCES) {
+			m->epoch.access++;
+		} else {
+			m->epoch.other_error++;
+		}
+	}
+	if (recheck) {
+		/* The node query is the truth where the status array is not. */
+		if (cxlt_move_pages(t->pid, n, m->addrs, NULL, m->query, 0) == 0) {
+			for (uint32_t k = 0; k < n; k++) {
+				struct cxlt_page *p = &t->pt.pages[m->rec[k]];
+				int st = m->status[k];
+
+				if ((st != -EBUSY && st != STATUS_SENTINEL) ||
+				    m->query[k] != m->nodes[k])
+					continue;
+				account_moved(m, t, p, topo, m->nodes[k]);
+				if (st == -EBUSY)
+					m->epoch.busy--;
+				else
+					m->epoch.unreported--;
+			}
+		}
+	}
+	return full ? -ENOMEM : 0;
+}
+
+/* Runs the moves of one direction (moves[0..n), sorted by target). */
+static void run_moves(struct mover *m, struct tracker *tr, const struct topology *topo,
+		      const struct cxlt_move *moves, uint32_t n, bool promote)
+{
+	uint32_t i = 0;
+
+	while (i < n) {
+		struct target *t = &tr->targets[moves[i].target];
+		uint32_t k = 0;
+		int err;
+
+		for (; i < n && &tr->targets[moves[i].target] == t && k < m->opts.batch; i++, k++) {
+			m->addrs[k] = (void *)(uintptr_t)t->pt.pages[moves[i].page].addr;
+			m->nodes[k] = moves[i].node;
+			m->rec[k] = moves[i].page;
+		}
+		if (t->gone)
+			continue;
+		err = move_batch(m, t, topo, k);
+		if (err == -ENOMEM && promote) {
+			/* Fast memory is full: the rest of the promotions wait. */
+			m->epoch.rejected_watermark += n - i;
+			return;
+		}
+	}
+}
+
+int mover__execute(struct mover *m, struct tracker *tr,
+		   const struct topology *topo, const struct cxlt_plan *plan,
+		   uint64_t budget)
+{
+	uint64_t managed = topo->fast_mask | topo->slow_mask;
+	uint32_t nd = 0, np, total = 0;
+	uint64_t promote_room;
+	struct wmarks w;
+	int err;
+
+	memset(&m->epoch, 0, sizeof(m->epoch));
+	err = grow_scratch(m, plan->nr > m->opts.batch ? plan->nr : m->opts.batch);
+	if (err)
+		return err;
+	mover__wmarks(m, topo, &w);
+
+	/* Validate, split into demotions (first) and promotions (after). */
+	np = plan->nr;
+	for (uint32_t i = 0; i < plan->nr; i++) {
+		const struct cxlt_move *mv = &plan->moves[i];
+		const struct cxlt_page *p;
+		bool to_fast;
+
+		if (mv->target >= tr->nr_targets || tr->targets[mv->target].gone ||
+		    mv->page >= tr->targets[mv->target].pt.nr || mv->node < 0 ||
+		    mv->node >= 64 || !((managed >> mv->node) & 1)) {
+			m->epoch.rejected_invalid++;
+			continue;
+		}
+		p = &tr->targets[mv->target].pt.pages[mv->page];
+		if (p->node == mv->node || p->node < 0 || (p->flags & PAGE_GONE)) {
+			m->epoch.rejected_invalid++;
+			continue;
+		}
+		if (p->since_move < m->opts.pingpong_epochs) {
+			m->epoch.rejected_pingpong++;
+			continue;
+		}
+		if (total >= budget) {
+			m->epoch.rejected_budget++;
+			continue;
+		}
+		total++;
+		to_fast = (topo->fast_mask >> mv->node) & 1;
+		if (to_fast)
+			m->sorted[--np] = *mv;
+		else
+			m->sorted[nd++] = *mv;
+	}
+	qsort(m->sorted, nd, sizeof(*m->sorted), cmp_move);
+	run_moves(m, tr, topo, m->sorted, nd, false);
+
+	/* Promotions may not take free fast memory under the high watermark. */
+	promote_room = w.fast_free + m->epoch.demoted > w.high ?
+		       w.fast_free + m->epoch.demoted - w.high : 0;
+	{
+		/* Promotions sit at the tail in reverse plan order: keep the plan's first. */
+		uint32_t npromote = plan->nr - np;
+		struct cxlt_move *promotes;
+
+		if (npromote > promote_room) {
+			m->epoch.rejected_watermark += npromote - promote_room;
+			npromote = (uint32_t)promote_room;
+		}
+		promotes = m->sorted + plan->nr - npromote;
+		qsort(promotes, npromote, sizeof(*promotes), cmp_move);
+		run_moves(m, tr, topo, promotes, npromote, true);
+	}
+
+	m->tokens -= total;
+#define X(name, desc) m->total.name += m->epoch.name;
+	MOVER_STATS(X)
+#undef X
+	return 0;
+}

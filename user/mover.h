@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The mover: turns a policy's plan into move_pages(2) calls.  It validates
+ * every move, enforces the migration budget (an MB/s token bucket), the fast
+ * tier's watermarks (demotions first when fast memory is short) and ping-pong
+ * damping, batches per process, and accounts every status code.
+ */
+#ifndef CXLT_MOVER_H
+#define CXLT_MOVER_H
+
+#include <stdint.h>
+
+#include "cxltier/policy.h"
+#include "topology.h"
+#include "tracker.h"
+
+typedef long (*move_pages_fn)(int pid, unsigned long count, void **pages,
+			      const int *nodes, int *status, int flags);
+
+/* The move_pages used by the mover and the tracker; tests inject a fake. */
+extern move_pages_fn cxlt_move_pages;
+
+#define MOVER_STATS(X) \
+	X(promoted, "pages moved to a fast node") \
+	X(demoted, "pages moved to a slow node") \
+	X(moved_other, "pages moved between nodes of the same role") \
+	X(busy, "-EBUSY: page busy or locked, retried in a later epoch") \
+	X(gone, "-ENOENT/-EFAULT: page no longer mapped, dropped") \
+	X(nomem, "-ENOMEM: destination node full, promotion stopped for the epoch") \
+	X(access, "-EACCES: page shared with other processes, not moved") \
+	X(other_error, "any other status code") \
+	X(unreported, "status slot left untouched by the kernel") \
+	X(process_gone, "whole call failed: the process exited (ESRCH)") \
+	X(call_failed, "whole call failed for another reason") \
+	X(rejected_invalid, "plan entries naming a page or node that does not exist or is not managed") \
+	X(rejected_pingpong, "plan entries for pages moved too recently") \
+	X(rejected_budget, "plan entries over the epoch's migration budget") \
+	X(rejected_watermark, "promotions held back to keep free fast memory over the high watermark") \
+	X(calls, "move_pages calls")
+
+struct mover_stats {
+#define X(name, desc) uint64_t name;
+	MOVER_STATS(X)
+#undef X
+};
+
+struct mover_opts {
+	double rate_mbps;		/* migration bandwidth budget, MiB/s */
+	uint32_t batch;			/* pages per move_pages call */
+	uint32_t pingpong_epochs;	/* a moved page stays put this long */
+	double low_wmark_pct;		/* of fast capacity: under it, demote first */
+	double high_wmark_pct;		/* demote until free fast memory is over it */
+};
+
+struct mover {
+	struct mover_opts opts;
+	long page_size;
+	double tokens;		/* pages that may still move */
+	double last_refill;	/* seconds, monotonic */
+	struct mover_stats total;	/* since start */
+	struct mover_stats epoch;	/* the last epoch */
+	/* scratch, grown on demand */
+	struct cxlt_move *sorted;
+	void **addrs;
+	int *nodes, *status, *query;
+	uint32_t *rec;
+	uint32_t scratch_cap;
+};
+
+void mover__default_opts(struct mover_opts *o);
+int mover__init(struct mover *m, const struct mover_opts *o, long page_size);
+void mover__free(struct mover *m);
+
+/* Refills the token bucket and returns the pages this epoch may move. */
+uint64_t mover__budget(struct mover *m, double now);
+
+struct wmarks {
+	uint64_t fast_free, low, high, demote_goal;
+};
+void mover__wmarks(const struct mover *m, const struct topology *topo,
+		   struct wmarks *w);
+
+/*
+ * Executes a plan against the tracker's records: updates each moved page's
+ * node and since_move, marks gone pages, and fills m->epoch.
+ */
+int mover__execute(struct mover *m, struct tracker *tr,
+		   const struct topology *topo, const struct cxlt_plan *plan,
+		   uint64_t budget);
+
+#endif

@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: MIT
+/* Design notes live in bpf/sampler.bpf.c. */
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sampler.h"
+#include "sampler.skel.h"
+#include "util.h"
+
+#define BPF_FS_MAGIC_NR 0xcafe4a11
+#define DRAIN_BATCH 8192
+
+const char *const cxlt_stat_names[CXLT_NR_STATS] = {
+#define CXLT_STAT(id, name, desc) [CXLT_STAT_##id] = name,
+#include "stats.def"
+#undef CXLT_STAT
+};
+
+const char *const cxlt_stat_descs[CXLT_NR_STATS] = {
+#define CXLT_STAT(id, name, desc) [CXLT_STAT_##id] = desc,
+#include "stats.def"
+#undef CXLT_STAT
+};
+
+int sampler__ensure_bpffs(const char *pin_dir)
+{
+	struct statfs st;
+
+	if (strncmp(pin_dir, "/sys/fs/bpf", 11))
+		return 0;	/* a custom pin dir is the caller's business */
+	if (!statfs("/sys/fs/bpf", &st) && st.f_type == BPF_FS_MAGIC_NR)
+		return 0;
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		int err = -errno;
+
+		pr_err("/sys/fs/bpf is not a bpf file system and mounting one failed: %s",
+		       strerror(errno));
+		return err;
+	}
+	pr_info("mounted a bpf file system at /sys/fs/bpf");
+	return 0;
+}
+
+int sampler__remove_pins(const char *dir)
+{
+	char path[512];
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (!unlink(path))
+			n++;
+	}
+	closedir(d);
+	if (rmdir(dir) && errno != ENOENT)
+		return -errno;
+	return n;
+}
+
+/* Parses "config:0-7" / "config1:0-15" / "config:32" from a PMU format file. */
+static int apply_format(const char *fmt, uint64_t value, struct pmu_event *ev)
+{
+	unsigned lo, hi;
+	uint64_t *field;
+	const char *bits = strchr(fmt, ':');
+
+	if (!bits)
+		return -EINVAL;
+	if (!strncmp(fmt, "config1:", 8))
+		field = &ev->config1;
+	else if (!strncmp(fmt, "config:", 7))
+		field = &ev->config;
+	else
+		return -EINVAL;
+	if (sscanf(bits + 1, "%u-%u", &lo, &hi) != 2) {
+		if (sscanf(bits + 1, "%u", &lo) != 1)
+			return -EINVAL;
+		hi = lo;
+	}
+	if (hi < lo || hi > 63)
+		return -EINVAL;
+	*field |= (value & (hi - lo == 63 ? ~0ULL : ((1ULL << (hi - lo + 1)) - 1))) << lo;
+	return 0;
+}
+
+/* Builds config from an event alias ("event=0xcd,umask=0x1,ldlat=3"). */
+static int parse_event(const char *root, const char *pmu, const char *alias,
+		       struct pmu_event *ev)
+{
+	char path[256], text[256], fmt[128];
+	char *term, *save;
+	int err;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/events/%s", pmu, alias);
+	if ((err = read_text(root, path, text, sizeof(text))))
+		return err;
+	for (term = strtok_r(text, ",\n", &save); term; term = strtok_r(NULL, ",\n", &save)) {
+		char *eq = strchr(term, '=');
+		uint64_t v = 1;
+
+		if (eq) {
+			*eq = '\0';
+			v = strtoull(eq + 1, NULL, 0);
+		}
+		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/format/%s", pmu, term);
+		if ((err = read_text(root, path, fmt, sizeof(fmt))) ||
+		    (err = apply_format(fmt, v, ev)))
+			return err ? err : -EINVAL;
+	}
+	return 0;
+}
+
+static int read_type(const char *root, const char *pmu, uint32_t *type)
+{
+	char path[128], text[32];
+	int err;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
+	if ((err = read_text(root, path, text, sizeof(text))))
+		return err;
+	*type = strtoul(text, NULL, 10);
+	return 0;
+}
+
+int pmu__discover(const char *root, struct pmu_event *ev)
+{
+	memset(ev, 0, sizeof(*ev));
+	/* Intel PEBS: load latency samples carry the data address. */
+	if (!read_type(root, "cpu", &ev->type) &&
+	    !parse_event(root, "cpu", "mem-loads", ev)) {
+		snprintf(ev->name, sizeof(ev->name), "cpu/mem-loads (Intel PEBS)");
+		ev->precise = true;
+		return 0;
+	}
+	memset(ev, 0, sizeof(*ev));
+	/* AMD IBS op: every sampled op has its data address (when it is a load/store). */
+	if (!read_type(root, "ibs_op", &ev->type)) {
+		snprintf(ev->name, sizeof(ev->name), "ibs_op (AMD IBS)");
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && log_verbosity < LOG_DEBUG)
+		return 0;
+	if (log_verbosity < LOG_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int add_link(struct sampler *s, struct bpf_link *link)
+{
+	struct bpf_link **l = realloc(s->links, (s->nr_links + 1) * sizeof(*l));
+
+	if (!l) {
+		bpf_link__destroy(link);
+		return -ENOMEM;
+	}
+	s->links = l;
+	s->links[s->nr_links++] = link;
+	return 0;
+}
+
+/* Opens one event per online CPU and attaches the perf_event program to each. */
+static int attach_perf(struct sampler *s, struct perf_event_attr *attr)
+{
+	int ncpu = libbpf_num_possible_cpus(), attached = 0;
+
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct bpf_link *link;
+		int fd = syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == ENODEV || errno == ENOENT)
+				continue;	/* CPU offline */
+			return -errno;
+		}
+		link = bpf_program__attach_perf_event(s->skel->progs.cxlt_pmu_sample, fd);
+		if (!link) {
+			int err = -errno;
+
+			close(fd);
+			return err;
+		}
+		if (add_link(s, link))
+			return -ENOMEM;
+		attached++;
+	}
+	return attached ? 0 : -ENODEV;
+}
+
+static int attach_pmu(struct sampler *s, const struct sampler_opts *o)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_TID,
+		.sample_period = o->pmu_period ? o->pmu_period : 4003,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	struct pmu_event ev;
+	int err = pmu__discover(o->sysfs_root, &ev);
+
+	if (err)
+		return err;
+	attr.type = ev.type;
+	attr.config = ev.config;
+	attr.config1 = ev.config1;
+	attr.precise_ip = ev.precise ? 2 : 0;
+	err = attach_perf(s, &attr);
+	if (!err)
+		snprintf(s->source_why, sizeof(s->source_why),
+			 "memory-sampling event %s, one per CPU", ev.name);
+	return err;
+}
+
+static int attach_fault_perf(struct sampler *s)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_PAGE_FAULTS,
+		.sample_type = PERF_SAMPLE_ADDR,
+		.sample_period = 1,
+		.exclude_kernel = 1,
+	};
+
+	snprintf(s->source_why, sizeof(s->source_why),
+		 "software page-fault perf event, one per CPU");
+	return attach_perf(s, &attr);
+}
+
+static int attach_fault(struct sampler *s)
+{
+	struct bpf_link *link;
+	bool btf = bpf_program__autoload(s->skel->progs.cxlt_fault_btf);
+
+	link = bpf_program__attach(btf ? s->skel->progs.cxlt_fault_btf :
+					 s->skel->progs.cxlt_fault_raw);
+	if (!link)
+		return -errno;
+	snprintf(s->source_why + strlen(s->source_why),
+		 sizeof(s->source_why) - strlen(s->source_why),
+		 "%stracepoint exceptions:page_fault_user (%s): first touch and NUMA hint faults",
+		 s->source_why[0] ? "; " : "", btf ? "tp_btf" : "raw_tp");
+	return add_link(s, link);
+}
+
+static int pin_programs(struct sampler *s)
+{
+	struct bpf_program *prog;
+	char path[512];
+
+	bpf_object__for_each_program(prog, s->skel->obj) {
+		if (!bpf_program__autoload(prog))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", s->pin_dir, bpf_program__name(prog));
+		if (bpf_program__pin(prog, path))
+			return -errno;
+	}
+	return 0;
+}
+
+static int open_and_load(struct sampler *s, const struct sampler_opts *o, bool use_btf)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = s->pin_dir);
+	int err;
+
+	s->skel = sampler_bpf__open_opts(&oo);
+	if (!s->skel)
+		return -errno;
+	s->skel->rodata->record = o->record;
+	bpf_map__set_max_entries(s->skel->maps.cxlt_heat,
+				 o->heat_entries ? o->heat_entries : CXLT_HEAT_ENTRIES);
+	bpf_program__set_autoload(s->skel->progs.cxlt_fault_btf, use_btf);
+	bpf_program__set_autoload(s->skel->progs.cxlt_fault_raw, !use_btf);
+	err = sampler_bpf__load(s->skel);
+	if (err) {
+		sampler_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
+	return err;
+}
+
+int sampler__open(struct sampler *s, const struct sampler_opts *o)
+{
+	const char *src = o->source ? o->source : "auto";
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->pin_dir, sizeof(s->pin_dir), "%s", o->pin_dir ? o->pin_dir : CXLT_PIN_DIR);
+	libbpf_set_print(libbpf_print);
+
+	if (strcmp(src, "auto") && strcmp(src, "pmu") && strcmp(src, "fault") &&
+	    strcmp(src, "fault-perf")) {
+		pr_err("unknown sampler source '%s' (use auto, pmu, fault or fault-perf)", src);
+		return -EINVAL;
+	}
+	if ((err = sampler__ensure_bpffs(s->pin_dir)))
+		return err;
+	if (mkdir(s->pin_dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		pr_err("cannot create pin directory %s: %s", s->pin_dir, strerror(errno));
+		return err;
+	}
+	err = open_and_load(s, o, true);
+	if (err) {
+		pr_info("tp_btf programs do not load here (%s): using raw_tp", strerror(-err));
+		err = open_and_load(s, o, false);
+	}
+	if (err) {
+		pr_err("cannot load the BPF samplers: %s (run as root; -v shows the verifier log)",
+		       strerror(-err));
+		return err;
+	}
+	if ((err = pin_programs(s))) {
+		pr_err("cannot pin programs under %s: %s", s->pin_dir, strerror(-err));
+		goto fail;
+	}
+	s->heat_fd = bpf_map__fd(s->skel->maps.cxlt_heat);
+	s->targets_fd = bpf_map__fd(s->skel->maps.cxlt_targets);
+	s->cgroups_fd = bpf_map__fd(s->skel->maps.cxlt_cgroups);
+	s->stats_fd = bpf_map__fd(s->skel->maps.cxlt_stats);
+	s->batch = DRAIN_BATCH;
+	s->keys = calloc(s->batch, sizeof(*s->keys));
+	s->vals = calloc(s->batch, sizeof(*s->vals));
+	if (!s->keys || !s->vals) {
+		err = -ENOMEM;
+		goto fail;
+	}
+
+	if (!strcmp(src, "pmu") || !strcmp(src, "auto")) {
+		err = attach_pmu(s, o);
+		if (!err) {
+			snprintf(s->source, sizeof(s->source), "pmu");
+			return 0;
+		}
+		if (!strcmp(src, "pmu")) {
+			pr_err("source pmu: %s", err == -ENOENT ?
+			       "this machine has no memory-sampling PMU event (no Intel PEBS mem-loads, no AMD IBS op under /sys/bus/event_source/devices)" :
+			       strerror(-err));
+			goto fail;
+		}
+		snprintf(s->source_why, sizeof(s->source_why), "no memory-sampling PMU (%s)",
+			 err == -ENOENT ? "no PEBS mem-loads or IBS op event here" : strerror(-err));
+	}
+	if (!strcmp(src, "fault-perf")) {
+		err = attach_fault_perf(s);
+		snprintf(s->source, sizeof(s->source), "fault-perf");
+	} else {
+		err = attach_fault(s);
+		snprintf(s->source, sizeof(s->source), "fault");
+	}
+	if (err) {
+		pr_err("cannot attach source %s: %s", s->source, strerror(-err));
+		goto fail;
+	}
+	return 0;
+fail:
+	sampler__close(s, false);
+	return err;
+}
+
+void sampler__close(struct sampler *s, bool keep_pins)
+{
+	for (int i = 0; i < s->nr_links; i++)
+		bpf_link__destroy(s->links[i]);
+	free(s->links);
+	s->links = NULL;
+	s->nr_links = 0;
+	if (s->skel) {
+		if (!keep_pins) {
+			struct bpf_program *prog;
+
+			bpf_object__for_each_program(prog, s->skel->obj)
+				if (bpf_program__autoload(prog))
+					bpf_program__unpin(prog, NULL);
+			bpf_object__unpin_maps(s->skel->obj, NULL);
+			rmdir(s->pin_dir);
+		}
+		sampler_bpf__destroy(s->skel);
+		s->skel = NULL;
+	}
+	free(s->keys);
+	free(s->vals);
+	s->keys = NULL;
+	s->vals = NULL;
+}
+
+int sampler__add_target(struct sampler *s, uint32_t tgid)
+{
+	uint32_t one = 1;
+
+	return bpf_map_update_elem(s->targets_fd, &tgid, &one, BPF_ANY) ? -errno : 0;
+}
+
+int sampler__del_target(struct sampler *s, uint32_t tgid)
+{
+	if (bpf_map_delete_elem(s->targets_fd, &tgid) && errno != ENOENT)
+		return -errno;
+	return 0;
+}
+
+int sampler__add_cgroup(struct sampler *s, uint64_t cgid)
+{
+	uint32_t one = 1;
+
+	if (bpf_map_update_elem(s->cgroups_fd, &cgid, &one, BPF_ANY))
+		return -errno;
+	s->skel->bss->nr_cgroups = ++s->nr_cgroups;
+	return 0;
+}
+
+int sampler__drain(struct sampler *s, struct tracker *tr)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct cxlt_page_key out_batch;
+	void *in = NULL;
+	int total = 0;
+
+	for (;;) {
+		__u32 count = s->batch;
+		int err = bpf_map_lookup_and_delete_batch(s->heat_fd, in, &out_batch,
+							  s->keys, s->vals, &count, &opts);
+
+		if (err && errno != ENOENT)
+			return -errno;
+		tracker__ingest(tr, s->keys, s->vals, count);
+		total += count;
+		if (err)
+			break;	/* ENOENT: the map is empty */
+		in = &out_batch;
+	}
+	s->drained += total;
+	return total;
+}
+
+int sampler__read_stats(int stats_fd, uint64_t out[CXLT_NR_STATS])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t id = 0; id < CXLT_NR_STATS; id++) {
+		out[id] = 0;
+		if (bpf_map_lookup_elem(stats_fd, &id, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			out[id] += vals[c];
+	}
+	free(vals);
+	return 0;
+}

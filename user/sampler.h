@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Userspace twin of bpf/sampler.bpf.c: loads the samplers, pins the maps and
+ * programs under the pin directory, picks and attaches a source, keeps the
+ * target maps, and drains the heat map into the tracker.
+ */
+#ifndef CXLT_SAMPLER_H
+#define CXLT_SAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cxltier.h"
+#include "tracker.h"
+
+#define CXLT_PIN_DIR "/sys/fs/bpf/cxltier"
+
+extern const char *const cxlt_stat_names[CXLT_NR_STATS];
+extern const char *const cxlt_stat_descs[CXLT_NR_STATS];
+
+struct sampler_opts {
+	const char *source;	/* "auto", "pmu", "fault", "fault-perf" */
+	const char *pin_dir;
+	const char *sysfs_root;	/* for PMU discovery */
+	uint32_t heat_entries;
+	uint64_t pmu_period;
+	bool record;
+};
+
+struct sampler {
+	struct sampler_bpf *skel;
+	struct bpf_link **links;
+	int nr_links;
+	char pin_dir[256];
+	char source[32];	/* what is attached */
+	char source_why[160];	/* why that one */
+	int heat_fd, targets_fd, cgroups_fd, stats_fd;
+	uint32_t nr_cgroups;
+	struct cxlt_page_key *keys;
+	struct cxlt_page_val *vals;
+	uint32_t batch;
+	uint64_t drained;	/* heat map entries drained, all time */
+};
+
+/* Memory-sampling PMU event found in sysfs (Intel PEBS or AMD IBS). */
+struct pmu_event {
+	char name[64];
+	uint32_t type;
+	uint64_t config, config1;
+	bool precise;
+};
+
+/* Looks for a memory-sampling event under root's /sys/bus/event_source; -ENOENT if none. */
+int pmu__discover(const char *root, struct pmu_event *ev);
+
+int sampler__open(struct sampler *s, const struct sampler_opts *o);
+void sampler__close(struct sampler *s, bool keep_pins);
+int sampler__add_target(struct sampler *s, uint32_t tgid);
+int sampler__del_target(struct sampler *s, uint32_t tgid);
+int sampler__add_cgroup(struct sampler *s, uint64_t cgid);
+/* Drains the heat map into the tracker; returns entries drained or -errno. */
+int sampler__drain(struct sampler *s, struct tracker *tr);
+
+/* Sums the per-CPU stats map (also used by cxltierctl on the pinned map). */
+int sampler__read_stats(int stats_fd, uint64_t out[CXLT_NR_STATS]);
+/* Makes sure a bpf file system is mounted at /sys/fs/bpf. */
+int sampler__ensure_bpffs(const char *pin_dir);
+/* Removes pins left under dir by an agent that did not stop cleanly. */
+int sampler__remove_pins(const char *dir);
+
+#endif

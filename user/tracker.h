@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tracker: per target process, one compact record per page that is
+ * resident or was sampled (struct cxlt_page, 24 bytes), plus an open-
+ * addressing index (4 bytes a slot, load <= 3/4).  The policy view points at
+ * these records directly: nothing is copied per epoch.
+ */
+#ifndef CXLT_TRACKER_H
+#define CXLT_TRACKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cxltier/policy.h"
+#include "cxltier.h"
+
+/* Internal flag: the page is gone (unmapped, process exited); dropped at the next compaction. */
+#define PAGE_GONE 0x80
+
+struct page_table {
+	struct cxlt_page *pages;
+	uint32_t nr, cap;
+	uint32_t *slots;	/* record index + 1; 0 = empty */
+	uint32_t slot_mask;
+};
+
+enum target_origin { ORIGIN_PID, ORIGIN_COMM, ORIGIN_CGROUP };
+
+struct target_counters {
+	uint64_t samples;
+	uint64_t promoted, demoted;
+};
+
+struct target {
+	pid_t pid;
+	uint64_t start_time;	/* /proc/PID/stat field 22: tells PID reuse apart */
+	char comm[16];
+	enum target_origin origin;
+	bool gone;
+	uint32_t scanned_new;	/* pages that the last scan found never sampled */
+	struct page_table pt;
+	struct target_counters ctr;
+};
+
+struct tracker {
+	struct target *targets;
+	uint32_t nr_targets, cap_targets;
+	float decay;		/* heat = heat * decay + samples */
+	uint64_t epoch;
+	long page_size;
+	uint64_t ingested;	/* heat map entries folded in, all time */
+	uint64_t dropped;	/* entries of processes that are no longer targets */
+};
+
+int tracker__init(struct tracker *tr, double decay);
+void tracker__free(struct tracker *tr);
+
+/* Returns the new target's index, or -errno. */
+int tracker__add_target(struct tracker *tr, pid_t pid, uint64_t start_time,
+			const char *comm, enum target_origin origin);
+void tracker__remove_target(struct tracker *tr, uint32_t idx);
+int tracker__find_target(const struct tracker *tr, pid_t pid);
+
+/* Folds n heat-map entries into the records; new pages start with node unknown. */
+void tracker__ingest(struct tracker *tr, const struct cxlt_page_key *keys,
+		     const struct cxlt_page_val *vals, uint32_t n);
+
+/* Finds or adds a page record; returns its index or -ENOMEM. */
+int page_table__get(struct page_table *pt, uint64_t addr, bool *created);
+/* Index of the record for addr, or -1. */
+int64_t page_table__find(const struct page_table *pt, uint64_t addr);
+uint64_t page_table__bytes(const struct page_table *pt);
+
+/*
+ * Enumerates the resident pages of a target's private memory (from
+ * /proc/PID/maps and PAGEMAP_SCAN, or pagemap where the kernel lacks it),
+ * adds the never-sampled ones, drops records of pages that are gone, and
+ * refreshes every page's node.  Returns 0, -ESRCH when the process is gone,
+ * or another -errno.
+ */
+int tracker__scan(struct tracker *tr, struct target *t);
+/* Queries the node of the records in [from, pt.nr) whose node is unknown. */
+int tracker__query_nodes(struct tracker *tr, struct target *t, uint32_t from);
+
+/* Heat decay, idle and move ages: once per epoch, after ingest, before the policy. */
+void tracker__age(struct tracker *tr);
+/* Clears this epoch's samples: once per epoch, after the policy. */
+void tracker__end_epoch(struct tracker *tr);
+
+uint64_t tracker__pages(const struct tracker *tr);
+uint64_t tracker__bytes(const struct tracker *tr);
+
+#endif

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int log_verbosity = LOG_INFO;
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
+	va_list ap;
+
+	if ((int)level > log_verbosity)
+		return;
+	va_start(ap, fmt);
+	fputs(prefix[level], stderr);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return errno == ERANGE ? -ERANGE : -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_int(const char *s, long min, long max, int *out)
+{
+	long v;
+	char *end;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end)
+		return errno == ERANGE ? -ERANGE : -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = (int)v;
+	return 0;
+}
+
+int parse_double(const char *s, double min, double max, double *out)
+{
+	double v;
+	char *end;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || isnan(v))
+		return -EINVAL;
+	if (v < min || v > max)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+int parse_size(const char *s, uint64_t *out)
+{
+	double v, mult = 1;
+	char *end;
+
+	if (!s || !*s || *s == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || isnan(v) || v < 0)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K': mult = 1ULL << 10; end++; break;
+	case 'm': case 'M': mult = 1ULL << 20; end++; break;
+	case 'g': case 'G': mult = 1ULL << 30; end++; break;
+	case 't': case 'T': mult = 1ULL << 40; end++; break;
+	default: break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+	if (*end || v * mult > 9.0e18)
+		return -EINVAL;
+	*out = (uint64_t)(v * mult);
+	return 0;
+}
+
+int parse_nodelist(const char *s, uint64_t *mask)
+{
+	uint64_t m = 0;
+	const char *p = s;
+
+	if (!s)
+		return -EINVAL;
+	while (*p == ' ' || *p == '\n')
+		p++;
+	if (!strcmp(p, "all")) {
+		*mask = ~0ULL;
+		return 0;
+	}
+	while (*p && *p != '\n') {
+		unsigned long a, b;
+		char *end;
+
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		a = strtoul(p, &end, 10);
+		b = a;
+		if (*end == '-') {
+			p = end + 1;
+			if (*p < '0' || *p > '9')
+				return -EINVAL;
+			b = strtoul(p, &end, 10);
+		}
+		if (a > b || b >= 64)
+			return -EINVAL;
+		for (unsigned long n = a; n <= b; n++)
+			m |= 1ULL << n;
+		p = end;
+		if (*p == ',')
+			p++;
+		else if (*p && *p != '\n')
+			return -EINVAL;
+	}
+	*mask = m;
+	return 0;
+}
+
+char *format_nodelist(uint64_t mask, char *buf, size_t len)
+{
+	size_t off = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	while (n < 64) {
+		int start;
+
+		if (!(mask & (1ULL << n))) {
+			n++;
+			continue;
+		}
+		start = n;
+		while (n + 1 < 64 && (mask & (1ULL << (n + 1))))
+			n++;
+		off += snprintf(buf + off, off < len ? len - off : 0,
+				start == n ? "%s%d" : "%s%d-%d", off ? "," : "",
+				start, n);
+		n++;
+	}
+	if (off >= len && len)
+		buf[len - 1] = '\0';
+	return buf;
+}
+
+int read_text(const char *root, const char *path, char *buf, size_t len)
+{
+	char full[4096];
+	ssize_t n;
+	int fd, err = 0;
+
+	snprintf(full, sizeof(full), "%s%s", root ? root : "", path);
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0)
+		err = -errno;
+	else
+		buf[n] = '\0';
+	close(fd);
+	return err;
+}
+
+double now_sec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}

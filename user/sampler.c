@@ -390,10 +390,13 @@ void sampler__close(struct sampler *s, bool keep_pins)
 	if (s->skel) {
 		if (!keep_pins) {
 			struct bpf_program *prog;
+			char path[512];
 
-			bpf_object__for_each_program(prog, s->skel->obj)
-				if (bpf_program__autoload(prog))
-					bpf_program__unpin(prog, NULL);
+			bpf_object__for_each_program(prog, s->skel->obj) {
+				snprintf(path, sizeof(path), "%s/%s", s->pin_dir,
+					 bpf_program__name(prog));
+				unlink(path);
+			}
 			bpf_object__unpin_maps(s->skel->obj, NULL);
 			rmdir(s->pin_dir);
 		}

@@ -327,6 +327,7 @@ int tracker__query_nodes(struct tracker *tr, struct target *t, uint32_t from)
 				p->node = CXLT_NODE_UNKNOWN;
 		}
 	}
+	t->nodes_known = pt->nr;
 	return 0;
 }
 
@@ -467,5 +468,6 @@ int tracker__scan(struct tracker *tr, struct target *t)
 	err = page_table__compact(&t->pt, PAGE_SEEN);
 	if (err)
 		return err;
+	t->last_scan_epoch = tr->epoch ? tr->epoch : 1;
 	return tracker__query_nodes(tr, t, 0);
 }

@@ -39,6 +39,8 @@ struct target {
 	enum target_origin origin;
 	bool gone;
 	uint32_t scanned_new;	/* pages that the last scan found never sampled */
+	uint32_t nodes_known;	/* records [0, nodes_known) have had their node queried */
+	uint64_t last_scan_epoch;	/* 0: never scanned */
 	struct page_table pt;
 	struct target_counters ctr;
 };

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hotcold: fixed thresholds.
+ *
+ * Idea: a page on a slow node whose decayed heat reaches `promote_heat` is
+ * hot and moves to the fast node with the most free memory; a page on a fast
+ * node that has not been sampled for `demote_idle` epochs is cold and moves
+ * to the slow node with the most free memory.  When fast memory is short
+ * (view->demote_goal_pages > 0), the coldest fast pages go first whatever
+ * their idle time: never-sampled pages, then the longest idle, then the least
+ * heat.  Within the budget, demotions come first and promotions are taken
+ * hottest first.
+ *
+ * Parameters:
+ *   promote_heat  heat at which a slow page is promoted (default 1: sampled
+ *                 in the current epoch, or often enough recently)
+ *   demote_idle   idle epochs after which a fast page is demoted (default 60;
+ *                 0 = demote only when fast memory is short)
+ *
+ * Simple and predictable, but the thresholds need tuning per workload: see
+ * the hotset policy for the goal-based alternative.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxltier/policy.h"
+
+struct hotcold {
+	double promote_heat;
+	unsigned long demote_idle;
+	struct cand *cands;
+	uint64_t cap;
+};
+
+struct cand {
+	float key;	/* sort key: larger first */
+	uint32_t target, page;
+};
+
+static int hotcold_init(void **state, const struct cxlt_param *params,
+			uint32_t nr, char *err, size_t errlen)
+{
+	struct hotcold *hc = calloc(1, sizeof(*hc));
+
+	if (!hc)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < nr; i++) {
+		char *end;
+
+		if (!strcmp(params[i].key, "promote_heat")) {
+			hc->promote_heat = strtod(params[i].value, &end);
+			if (*end || end == params[i].value || hc->promote_heat <= 0)
+				goto bad;
+		} else if (!strcmp(params[i].key, "demote_idle")) {
+			hc->demote_idle = strtoul(params[i].value, &end, 10);
+			if (*end || end == params[i].value || params[i].value[0] == '-')
+				goto bad;
+		}
+		continue;
+bad:
+		snprintf(err, errlen, "%s=%s: expected a positive number", params[i].key,
+			 params[i].value);
+		free(hc);
+		return -EINVAL;
+	}
+	*state = hc;
+	return 0;
+}
+
+static void hotcold_fini(void *state)
+{
+	struct hotcold *hc = state;
+
+	free(hc->cands);
+	free(hc);
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+	float x = ((const struct cand *)a)->key, y = ((const struct cand *)b)->key;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The node of the given role with the most free pages, or -1. */
+static int roomiest(const struct cxlt_view *v, int role)
+{
+	uint64_t best_free = 0;
+	int best = -1;
+
+	for (uint32_t i = 0; i < v->nr_nodes; i++)
+		if (v->nodes[i].role == role && (best < 0 || v->nodes[i].free_pages > best_free)) {
+			best = v->nodes[i].id;
+			best_free = v->nodes[i].free_pages;
+		}
+	return best;
+}
+
+static int node_role(const struct cxlt_view *v, int node)
+{
+	for (uint32_t i = 0; i < v->nr_nodes; i++)
+		if (v->nodes[i].id == node)
+			return v->nodes[i].role;
+	return -1;
+}
+
+static int reserve(struct hotcold *hc, uint64_t n)
+{
+	struct cand *c;
+
+	if (n <= hc->cap)
+		return 0;
+	c = realloc(hc->cands, n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	hc->cands = c;
+	hc->cap = n;
+	return 0;
+}
+
+/* Collects pages of one role; cold=1 ranks coldest first, else hottest first. */
+static uint64_t collect(struct hotcold *hc, const struct cxlt_view *v, int role,
+			int cold, uint64_t idle_min, double heat_min)
+{
+	uint64_t n = 0;
+
+	for (uint32_t t = 0; t < v->nr_targets; t++) {
+		const struct cxlt_page *pages = v->targets[t].pages;
+
+		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
+			const struct cxlt_page *p = &pages[i];
+
+			if (p->node < 0 || node_role(v, p->node) != role)
+				continue;
+			if (cold ? p->idle_epochs < idle_min : p->heat < heat_min)
+				continue;
+			hc->cands[n].target = t;
+			hc->cands[n].page = (uint32_t)i;
+			/* Never-sampled pages are the coldest of all. */
+			hc->cands[n].key = cold ? (p->flags & CXLT_PAGE_SAMPLED ? 0 : 1e9f) +
+						  p->idle_epochs - p->heat : p->heat;
+			n++;
+		}
+	}
+	return n;
+}
+
+static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)
+{
+	struct hotcold *hc = state;
+	int fast = roomiest(v, CXLT_NODE_FAST), slow = roomiest(v, CXLT_NODE_SLOW);
+	uint64_t total = 0, n, want;
+	int err;
+
+	if (fast < 0 || slow < 0)
+		return 0;	/* nothing to move between */
+	for (uint32_t t = 0; t < v->nr_targets; t++)
+		total += v->targets[t].nr_pages;
+	if ((err = reserve(hc, total)))
+		return err;
+
+	/* Demotions: to make room when short, else the pages idle for long. */
+	if (v->demote_goal_pages || hc->demote_idle) {
+		n = collect(hc, v, CXLT_NODE_FAST, 1,
+			    v->demote_goal_pages ? 0 : hc->demote_idle, 0);
+		want = v->demote_goal_pages ? v->demote_goal_pages : n;
+		qsort(hc->cands, n, sizeof(*hc->cands), cmp_cand);
+		for (uint64_t i = 0; i < n && i < want; i++)
+			if (cxlt_plan_add(plan, hc->cands[i].target, hc->cands[i].page, slow))
+				return 0;
+	}
+
+	n = collect(hc, v, CXLT_NODE_SLOW, 0, 0, hc->promote_heat);
+	if (n > plan->cap - plan->nr)
+		qsort(hc->cands, n, sizeof(*hc->cands), cmp_cand);
+	for (uint64_t i = 0; i < n; i++)
+		if (cxlt_plan_add(plan, hc->cands[i].target, hc->cands[i].page, fast))
+			break;
+	return 0;
+}
+
+static const struct cxlt_param_desc hotcold_params[] = {
+	{ "promote_heat", "1", "decayed heat at which a slow-tier page is promoted" },
+	{ "demote_idle", "60", "idle epochs after which a fast-tier page is demoted (0: only under pressure)" },
+	{ NULL, NULL, NULL },
+};
+
+const struct cxlt_policy cxlt_policy = {
+	.sz = sizeof(struct cxlt_policy),
+	.abi = CXLT_POLICY_ABI,
+	.name = "hotcold",
+	.description = "promote pages over a heat threshold, demote pages idle for N epochs",
+	.params = hotcold_params,
+	.init = hotcold_init,
+	.decide = hotcold_decide,
+	.fini = hotcold_fini,
+};

@@ -1,0 +1,665 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cxltierd: the cxltier agent.  Every epoch it drains the BPF heat map into
+ * the tracker, refreshes targets and topology, asks the policy for a plan
+ * and has the mover carry it out.  The design is in shared/DESIGN.md and in
+ * the comments at the top of bpf/sampler.bpf.c and each user/ module.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <numa.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mover.h"
+#include "policy_host.h"
+#include "sampler.h"
+#include "status.h"
+#include "targets.h"
+#include "topology.h"
+#include "tracker.h"
+#include "util.h"
+
+#define MAX_PARAMS 32
+
+struct config {
+	struct target_specs specs;
+	const char *policy;
+	const char *policy_dir;
+	char *params[MAX_PARAMS];
+	int nr_params;
+	const char *source;
+	const char *fast_nodes, *slow_nodes;
+	const char *sysfs_root;
+	const char *pin_dir;
+	const char *run_dir;
+	uint32_t epoch_ms;
+	double duration;
+	double decay;
+	uint32_t scan_epochs;
+	uint32_t heat_entries;
+	struct mover_opts mover;
+	bool observe;
+	bool keep_pins;
+	bool policy_help;
+};
+
+static const char usage_text[] =
+"Usage: cxltierd [OPTIONS] TARGET...\n"
+"\n"
+"Keeps the hot pages of the target processes in fast memory (DRAM) and their\n"
+"cold pages in slow memory (CXL): BPF samplers count page accesses, a policy\n"
+"decides, and move_pages(2) moves the pages. Runs as root.\n"
+"\n"
+"Targets (at least one; each may repeat):\n"
+"  -p, --pid PID            a process (dropped when it exits)\n"
+"  -c, --comm NAME          every process with this command name, also new ones\n"
+"  -g, --cgroup PATH        every process in this cgroup v2 directory\n"
+"\n"
+"Policy:\n"
+"  -P, --policy NAME|PATH   policy to run (default hotcold); a bare NAME is\n"
+"                           looked up in the policy directory\n"
+"      --policy-dir DIR     where bare policy names live (default: the\n"
+"                           policies/ folder beside this binary)\n"
+"  -o, --param KEY=VALUE    a policy parameter (repeat); see --policy-help\n"
+"      --policy-help        print the policy's parameters and exit\n"
+"\n"
+"Sampling and tracking:\n"
+"  -s, --source SRC         auto (default), pmu, fault or fault-perf\n"
+"  -e, --epoch-ms MS        epoch length (default 1000)\n"
+"      --decay F            heat decay per epoch, 0..1 (default 0.5)\n"
+"      --scan-epochs N      enumerate resident pages every N epochs (default 5)\n"
+"      --heat-entries N     capacity of the BPF heat map (default 1048576)\n"
+"\n"
+"Topology:\n"
+"      --fast-nodes LIST    fast (DRAM) nodes, numactl syntax: 0-1,4\n"
+"      --slow-nodes LIST    slow (CXL) nodes; default: CPU-less or lower-tier nodes\n"
+"      --sysfs-root DIR     read sysfs under DIR (tests)\n"
+"\n"
+"Mover:\n"
+"  -r, --rate MBPS          migration budget in MiB/s (default 256)\n"
+"      --batch N            pages per move_pages call (default 1024, min 1)\n"
+"      --low-wmark PCT      free fast memory under PCT%% of its size: demote\n"
+"                           first, promote nothing (default 2)\n"
+"      --high-wmark PCT     demote until free fast memory is over PCT%% (default 5)\n"
+"      --pingpong-epochs N  a moved page is not moved again for N epochs (default 10)\n"
+"      --observe            sample and report, never move a page\n"
+"\n"
+"Run:\n"
+"  -d, --duration SEC       stop after SEC seconds (default: until SIGINT/SIGTERM)\n"
+"      --pin-dir DIR        where maps and programs are pinned (default " CXLT_PIN_DIR ")\n"
+"      --run-dir DIR        status and lock files (default " CXLT_RUN_DIR ")\n"
+"      --keep-pins          leave the pins in place at exit\n"
+"  -v, --verbose            more log (twice: libbpf and per-epoch debug)\n"
+"  -q, --quiet              errors and warnings only\n"
+"  -h, --help               this text\n"
+"\n"
+"EXAMPLES\n"
+"  sudo cxltierd --pid $(pidof tierbench) --duration 10\n"
+"  sudo cxltierd --comm redis-server --policy hotcold -o promote_heat=2 -o demote_idle=120\n"
+"  sudo cxltierd --cgroup /sys/fs/cgroup/app.slice --fast-nodes 0 --slow-nodes 2 --rate 512\n"
+"  cxltierd --policy hotcold --policy-help\n"
+"  sudo cxltierctl status       # what the running agent sees and did\n";
+
+static void usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "cxltierd: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'cxltierd --help'.\n");
+	exit(2);
+}
+
+static void default_policy_dir(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n <= 0) {
+		snprintf(buf, len, "/usr/lib/cxltier/policies");
+		return;
+	}
+	exe[n] = '\0';
+	snprintf(buf, len, "%s/policies", dirname(exe));
+	if (access(buf, F_OK))
+		snprintf(buf, len, "/usr/lib/cxltier/policies");
+}
+
+enum {
+	OPT_POLICY_DIR = 256, OPT_POLICY_HELP, OPT_DECAY, OPT_SCAN_EPOCHS,
+	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,
+	OPT_HIGH, OPT_PINGPONG, OPT_OBSERVE, OPT_PIN_DIR, OPT_RUN_DIR, OPT_KEEP_PINS,
+};
+
+static void parse_args(int argc, char **argv, struct config *c)
+{
+	static const struct option opts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "cgroup", required_argument, NULL, 'g' },
+		{ "policy", required_argument, NULL, 'P' },
+		{ "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
+		{ "param", required_argument, NULL, 'o' },
+		{ "policy-help", no_argument, NULL, OPT_POLICY_HELP },
+		{ "source", required_argument, NULL, 's' },
+		{ "epoch-ms", required_argument, NULL, 'e' },
+		{ "decay", required_argument, NULL, OPT_DECAY },
+		{ "scan-epochs", required_argument, NULL, OPT_SCAN_EPOCHS },
+		{ "heat-entries", required_argument, NULL, OPT_HEAT_ENTRIES },
+		{ "fast-nodes", required_argument, NULL, OPT_FAST },
+		{ "slow-nodes", required_argument, NULL, OPT_SLOW },
+		{ "sysfs-root", required_argument, NULL, OPT_SYSFS },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "batch", required_argument, NULL, OPT_BATCH },
+		{ "low-wmark", required_argument, NULL, OPT_LOW },
+		{ "high-wmark", required_argument, NULL, OPT_HIGH },
+		{ "pingpong-epochs", required_argument, NULL, OPT_PINGPONG },
+		{ "observe", no_argument, NULL, OPT_OBSERVE },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
+		{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
+		{ "keep-pins", no_argument, NULL, OPT_KEEP_PINS },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t u;
+	int opt, v;
+
+	while ((opt = getopt_long(argc, argv, "p:c:g:P:o:s:e:r:d:vqh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (c->specs.nr_pids == MAX_SPECS)
+				usage_error("too many --pid options (at most %s)", "64");
+			if (parse_int(optarg, 1, 1 << 30, &v))
+				usage_error("--pid '%s': not a process id", optarg);
+			c->specs.pids[c->specs.nr_pids++] = v;
+			break;
+		case 'c':
+			if (c->specs.nr_comms == MAX_SPECS)
+				usage_error("too many --comm options (at most %s)", "64");
+			c->specs.comms[c->specs.nr_comms++] = optarg;
+			break;
+		case 'g':
+			if (c->specs.nr_cgroups == MAX_SPECS)
+				usage_error("too many --cgroup options (at most %s)", "64");
+			c->specs.cgroups[c->specs.nr_cgroups++] = optarg;
+			break;
+		case 'P': c->policy = optarg; break;
+		case OPT_POLICY_DIR: c->policy_dir = optarg; break;
+		case 'o':
+			if (c->nr_params == MAX_PARAMS)
+				usage_error("too many --param options (at most %s)", "32");
+			if (!strchr(optarg, '='))
+				usage_error("--param '%s': expected KEY=VALUE", optarg);
+			c->params[c->nr_params++] = optarg;
+			break;
+		case OPT_POLICY_HELP: c->policy_help = true; break;
+		case 's': c->source = optarg; break;
+		case 'e':
+			if (parse_int(optarg, 10, 3600000, &v))
+				usage_error("--epoch-ms '%s': expected milliseconds from 10 to 3600000", optarg);
+			c->epoch_ms = v;
+			break;
+		case OPT_DECAY:
+			if (parse_double(optarg, 0, 1, &c->decay))
+				usage_error("--decay '%s': expected a number from 0 to 1", optarg);
+			break;
+		case OPT_SCAN_EPOCHS:
+			if (parse_int(optarg, 1, 1000000, &v))
+				usage_error("--scan-epochs '%s': expected a positive number", optarg);
+			c->scan_epochs = v;
+			break;
+		case OPT_HEAT_ENTRIES:
+			if (parse_u64(optarg, 1024, 1 << 28, &u))
+				usage_error("--heat-entries '%s': expected 1024 to 268435456", optarg);
+			c->heat_entries = u;
+			break;
+		case OPT_FAST: c->fast_nodes = optarg; break;
+		case OPT_SLOW: c->slow_nodes = optarg; break;
+		case OPT_SYSFS: c->sysfs_root = optarg; break;
+		case 'r':
+			if (parse_double(optarg, 0.001, 1e6, &c->mover.rate_mbps))
+				usage_error("--rate '%s': expected MiB/s, more than 0", optarg);
+			break;
+		case OPT_BATCH:
+			if (parse_int(optarg, 1, 1 << 20, &v))
+				usage_error("--batch '%s': expected 1 to 1048576 pages", optarg);
+			c->mover.batch = v;
+			break;
+		case OPT_LOW:
+			if (parse_double(optarg, 0, 50, &c->mover.low_wmark_pct))
+				usage_error("--low-wmark '%s': expected a percentage from 0 to 50", optarg);
+			break;
+		case OPT_HIGH:
+			if (parse_double(optarg, 0, 90, &c->mover.high_wmark_pct))
+				usage_error("--high-wmark '%s': expected a percentage from 0 to 90", optarg);
+			break;
+		case OPT_PINGPONG:
+			if (parse_int(optarg, 0, 60000, &v))
+				usage_error("--pingpong-epochs '%s': expected 0 to 60000", optarg);
+			c->mover.pingpong_epochs = v;
+			break;
+		case OPT_OBSERVE: c->observe = true; break;
+		case 'd':
+			if (parse_double(optarg, 0.001, 1e9, &c->duration))
+				usage_error("--duration '%s': expected seconds, more than 0", optarg);
+			break;
+		case OPT_PIN_DIR: c->pin_dir = optarg; break;
+		case OPT_RUN_DIR: c->run_dir = optarg; break;
+		case OPT_KEEP_PINS: c->keep_pins = true; break;
+		case 'v': log_verbosity++; break;
+		case 'q': log_verbosity = LOG_WARN; break;
+		case 'h': fputs(usage_text, stdout); exit(0);
+		default: fprintf(stderr, "Try 'cxltierd --help'.\n"); exit(2);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s' (targets are given with --pid, --comm or --cgroup)",
+			    argv[optind]);
+	if (c->mover.high_wmark_pct < c->mover.low_wmark_pct)
+		usage_error("--high-wmark must be at least --low-wmark%s", "");
+	if (!c->policy_help && !c->specs.nr_pids && !c->specs.nr_comms && !c->specs.nr_cgroups)
+		usage_error("no target: give at least one --pid, --comm or --cgroup%s", "");
+}
+
+static volatile sig_atomic_t stop_requested;
+
+/* Takes the run-dir lock: one agent per machine, or pins and maps would clash. */
+static int take_lock(const char *run_dir)
+{
+	char path[512], buf[32];
+	int fd;
+
+	if (mkdir(run_dir, 0700) && errno != EEXIST) {
+		pr_err("cannot create %s: %s", run_dir, strerror(errno));
+		return -errno;
+	}
+	snprintf(path, sizeof(path), "%s/cxltierd.lock", run_dir);
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0) {
+		pr_err("cannot open %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+		buf[n > 0 ? n : 0] = '\0';
+		pr_err("another cxltierd (pid %s) is running (lock %s held)",
+		       n > 0 ? strtok(buf, "\n") : "unknown", path);
+		close(fd);
+		return -EBUSY;
+	}
+	if (ftruncate(fd, 0) == 0) {
+		int len = snprintf(buf, sizeof(buf), "%d\n", getpid());
+
+		if (pwrite(fd, buf, len, 0) != len)
+			pr_warn("cannot write %s", path);
+	}
+	return fd;
+}
+
+struct agent {
+	struct config *cfg;
+	struct topology topo;
+	struct tracker tr;
+	struct sampler s;
+	struct mover m;
+	struct policy_host policy;
+	struct agent_state st;
+	bool migrate;
+	struct cxlt_node nodes[TOPO_MAX_NODES];
+	struct cxlt_target_view *views;
+	uint32_t views_cap;
+	struct cxlt_move *moves;
+	uint32_t moves_cap;
+	uint64_t log_every;
+};
+
+static void build_view(struct agent *a, struct cxlt_view *v, const struct wmarks *w,
+		       uint64_t budget)
+{
+	uint32_t nn = 0;
+
+	memset(v, 0, sizeof(*v));
+	for (int i = 0; i < a->topo.nr_nodes; i++) {
+		const struct topo_node *n = &a->topo.nodes[i];
+
+		if (n->role == ROLE_NONE)
+			continue;
+		a->nodes[nn] = (struct cxlt_node){
+			.id = n->id, .role = n->role == ROLE_FAST ? CXLT_NODE_FAST : CXLT_NODE_SLOW,
+			.tier = n->tier, .total_pages = n->total_pages, .free_pages = n->free_pages,
+		};
+		nn++;
+	}
+	for (uint32_t i = 0; i < a->tr.nr_targets; i++) {
+		struct target *t = &a->tr.targets[i];
+
+		a->views[i] = (struct cxlt_target_view){
+			.pid = t->pid, .comm = t->comm, .pages = t->pt.pages, .nr_pages = t->pt.nr,
+		};
+	}
+	v->sz = sizeof(*v);
+	v->page_size = a->topo.page_size;
+	v->epoch = a->tr.epoch;
+	v->epoch_ms = a->cfg->epoch_ms;
+	v->nr_nodes = nn;
+	v->nodes = a->nodes;
+	v->nr_targets = a->tr.nr_targets;
+	v->targets = a->views;
+	v->budget_pages = budget;
+	v->fast_free_pages = w->fast_free;
+	v->fast_low_pages = w->low;
+	v->fast_high_pages = w->high;
+	v->demote_goal_pages = w->demote_goal;
+}
+
+static int grow(void **p, uint32_t *cap, uint64_t want, size_t elem)
+{
+	void *n;
+
+	if (want <= *cap)
+		return 0;
+	n = realloc(*p, want * elem);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*cap = (uint32_t)want;
+	return 0;
+}
+
+static int decide_and_move(struct agent *a)
+{
+	struct cxlt_plan plan = { 0 };
+	struct cxlt_view view;
+	struct wmarks w;
+	uint64_t budget = mover__budget(&a->m, now_sec());
+	int err;
+
+	if (budget > UINT32_MAX)
+		budget = UINT32_MAX;
+	mover__wmarks(&a->m, &a->topo, &w);
+	if ((err = grow((void **)&a->views, &a->views_cap, a->tr.nr_targets + 1, sizeof(*a->views))) ||
+	    (err = grow((void **)&a->moves, &a->moves_cap, budget + 1, sizeof(*a->moves))))
+		return err;
+	build_view(a, &view, &w, budget);
+	plan.moves = a->moves;
+	plan.cap = (uint32_t)budget;
+	err = a->policy.ops->decide(a->policy.state, &view, &plan);
+	a->st.last_plan = plan.nr;
+	if (err) {
+		pr_warn("policy %s: decide failed in epoch %llu: %s; nothing moved",
+			a->policy.ops->name, (unsigned long long)a->tr.epoch, strerror(-err));
+		return 0;
+	}
+	if (plan.nr > plan.cap) {
+		pr_warn("policy %s: plan of %u moves exceeds the budget of %u: cut",
+			a->policy.ops->name, plan.nr, plan.cap);
+		plan.nr = plan.cap;
+	}
+	if (w.demote_goal)
+		pr_info("fast memory short: %llu MiB free, under the low watermark of %llu MiB: demoting first",
+			(unsigned long long)(w.fast_free * a->topo.page_size >> 20),
+			(unsigned long long)(w.low * a->topo.page_size >> 20));
+	return mover__execute(&a->m, &a->tr, &a->topo, &plan, budget);
+}
+
+static void count_placement(const struct agent *a, uint64_t *fast, uint64_t *slow)
+{
+	*fast = *slow = 0;
+	for (uint32_t i = 0; i < a->tr.nr_targets; i++) {
+		const struct page_table *pt = &a->tr.targets[i].pt;
+
+		for (uint32_t k = 0; k < pt->nr; k++) {
+			int node = pt->pages[k].node;
+
+			if (node < 0)
+				continue;
+			if ((a->topo.fast_mask >> node) & 1)
+				(*fast)++;
+			else
+				(*slow)++;
+		}
+	}
+}
+
+static int epoch(struct agent *a)
+{
+	const struct mover_stats *e = &a->m.epoch;
+	double t0 = now_sec();
+	uint64_t fast, slow;
+	int drained, err;
+
+	targets__refresh(&a->cfg->specs, &a->tr, &a->s);
+	drained = sampler__drain(&a->s, &a->tr);
+	if (drained < 0)
+		pr_warn("draining the heat map failed: %s", strerror(-drained));
+
+	for (uint32_t i = 0; i < a->tr.nr_targets; i++) {
+		struct target *t = &a->tr.targets[i];
+		bool scan = !t->last_scan_epoch ||
+			    a->tr.epoch + 1 - t->last_scan_epoch >= a->cfg->scan_epochs;
+
+		err = scan ? tracker__scan(&a->tr, t) : tracker__query_nodes(&a->tr, t, t->nodes_known);
+		if (err == -ESRCH)
+			t->gone = true;
+		else if (err)
+			pr_warn("pid %d: %s failed: %s", t->pid, scan ? "page scan" : "node query",
+				strerror(-err));
+	}
+	if (topology__refresh(&a->topo))
+		pr_warn("cannot re-read free memory; using the last values");
+	tracker__age(&a->tr);
+	memset(&a->m.epoch, 0, sizeof(a->m.epoch));
+	if (a->migrate && a->tr.nr_targets && (err = decide_and_move(a)))
+		pr_warn("epoch %llu: %s", (unsigned long long)a->tr.epoch, strerror(-err));
+	tracker__end_epoch(&a->tr);
+
+	a->st.last_epoch_ms = (now_sec() - t0) * 1000;
+	status__publish(&a->st);
+
+	count_placement(a, &fast, &slow);
+	log_msg(e->promoted || e->demoted || e->rejected_invalid || a->tr.epoch % a->log_every == 1 ?
+		LOG_INFO : LOG_DEBUG,
+		"epoch %llu: %u targets, %llu pages tracked (fast %llu, slow %llu), %d heat entries drained; plan %llu: promoted %llu, demoted %llu, busy %llu, gone %llu, full %llu, rejected %llu (%.1f ms)",
+		(unsigned long long)a->tr.epoch, a->tr.nr_targets,
+		(unsigned long long)tracker__pages(&a->tr), (unsigned long long)fast,
+		(unsigned long long)slow, drained > 0 ? drained : 0,
+		(unsigned long long)a->st.last_plan, (unsigned long long)e->promoted,
+		(unsigned long long)e->demoted, (unsigned long long)e->busy,
+		(unsigned long long)e->gone, (unsigned long long)e->nomem,
+		(unsigned long long)(e->rejected_invalid + e->rejected_pingpong +
+				     e->rejected_budget + e->rejected_watermark),
+		a->st.last_epoch_ms);
+	return 0;
+}
+
+static int setup_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL))
+		return -errno;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+/* Waits until `until` (monotonic seconds) or a stop signal. */
+static void wait_until(int sfd, double until)
+{
+	while (!stop_requested) {
+		double left = until - now_sec();
+		struct signalfd_siginfo si;
+		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+
+		if (left <= 0)
+			return;
+		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
+			continue;
+		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGHUP) {
+				pr_info("SIGHUP: configuration reload is not supported yet; carrying on");
+				continue;
+			}
+			pr_info("%s: stopping", strsignal(si.ssi_signo));
+			stop_requested = 1;
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct config cfg = {
+		.policy = "hotcold",
+		.source = "auto",
+		.pin_dir = CXLT_PIN_DIR,
+		.run_dir = CXLT_RUN_DIR,
+		.epoch_ms = 1000,
+		.decay = 0.5,
+		.scan_epochs = 5,
+	};
+	struct sampler_opts so = { 0 };
+	char policy_dir[PATH_MAX];
+	struct agent a = { .cfg = &cfg };
+	int err, lock_fd = -1, sfd = -1;
+	double start, next;
+
+	mover__default_opts(&cfg.mover);
+	parse_args(argc, argv, &cfg);
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	if (!cfg.policy_dir) {
+		default_policy_dir(policy_dir, sizeof(policy_dir));
+		cfg.policy_dir = policy_dir;
+	}
+
+	err = policy_host__load(&a.policy, cfg.policy, cfg.policy_dir, cfg.params, cfg.nr_params);
+	if (err)
+		return 1;
+	if (cfg.policy_help) {
+		policy_host__describe(&a.policy);
+		policy_host__unload(&a.policy);
+		return 0;
+	}
+	if (geteuid() != 0)
+		pr_warn("not running as root: loading BPF and moving other processes' pages will likely fail");
+	if (numa_available() < 0)
+		pr_warn("libnuma: this kernel has no NUMA support; running in observe mode");
+
+	lock_fd = take_lock(cfg.run_dir);
+	if (lock_fd < 0) {
+		err = lock_fd;
+		goto out;
+	}
+	/* We hold the lock, so pins found now were left by an agent that died. */
+	err = sampler__remove_pins(cfg.pin_dir);
+	if (err > 0)
+		pr_info("removed %d stale pins under %s left by an agent that did not stop cleanly",
+			err, cfg.pin_dir);
+
+	if ((err = topology__load(&a.topo, cfg.sysfs_root, cfg.fast_nodes, cfg.slow_nodes)))
+		goto out;
+	topology__log(&a.topo);
+	a.migrate = !cfg.observe && topology__has_slow(&a.topo) && numa_available() >= 0;
+	a.st.mode = a.migrate ? "migrate" : "observe";
+	a.st.mode_why = cfg.observe ? "--observe given" :
+			!topology__has_slow(&a.topo) ?
+			"no slow memory node on this machine: nothing to migrate to" :
+			a.migrate ? "fast and slow nodes present" : "no NUMA support";
+	if (a.migrate)
+		pr_info("migrate mode: policy %s, %.0f MiB/s budget, watermarks %.1f%%/%.1f%%",
+			a.policy.ops->name, cfg.mover.rate_mbps, cfg.mover.low_wmark_pct,
+			cfg.mover.high_wmark_pct);
+	else
+		pr_info("observe mode: %s; sampling, tracking and reporting only", a.st.mode_why);
+
+	if ((err = tracker__init(&a.tr, cfg.decay)) ||
+	    (err = mover__init(&a.m, &cfg.mover, a.topo.page_size)))
+		goto out;
+
+	so.source = cfg.source;
+	so.pin_dir = cfg.pin_dir;
+	so.sysfs_root = cfg.sysfs_root;
+	so.heat_entries = cfg.heat_entries;
+	if ((err = sampler__open(&a.s, &so)))
+		goto out;
+	pr_info("sampler: %s (%s); maps and programs pinned under %s", a.s.source,
+		a.s.source_why, a.s.pin_dir);
+
+	if ((err = targets__init(&cfg.specs, &a.s)))
+		goto out;
+	targets__refresh(&cfg.specs, &a.tr, &a.s);
+	if (!a.tr.nr_targets && !cfg.specs.nr_comms && !cfg.specs.nr_cgroups) {
+		pr_err("no target process left to manage");
+		err = -ESRCH;
+		goto out;
+	}
+	sfd = setup_signals();
+	if (sfd < 0) {
+		err = sfd;
+		pr_err("cannot set up signal handling: %s", strerror(-err));
+		goto out;
+	}
+
+	a.st.run_dir = cfg.run_dir;
+	a.st.topo = &a.topo;
+	a.st.tr = &a.tr;
+	a.st.s = &a.s;
+	a.st.m = &a.m;
+	a.st.policy = &a.policy;
+	a.st.started = (double)time(NULL);
+	a.st.epoch_ms = cfg.epoch_ms;
+	a.log_every = 10000 / cfg.epoch_ms ? 10000 / cfg.epoch_ms : 1;
+
+	start = now_sec();
+	next = start + cfg.epoch_ms / 1000.0;
+	while (!stop_requested) {
+		double end = cfg.duration ? start + cfg.duration : 0;
+
+		wait_until(sfd, end && end < next ? end : next);
+		if (stop_requested || (end && now_sec() >= end))
+			break;
+		epoch(&a);
+		next += cfg.epoch_ms / 1000.0;
+		if (next < now_sec())
+			next = now_sec() + cfg.epoch_ms / 1000.0;	/* an epoch overran: do not pile up */
+		if (!a.tr.nr_targets && !cfg.specs.nr_comms && !cfg.specs.nr_cgroups) {
+			pr_info("every target exited: stopping");
+			break;
+		}
+	}
+	pr_info("stopped after %llu epochs: promoted %llu, demoted %llu pages; %llu heat entries drained",
+		(unsigned long long)a.tr.epoch, (unsigned long long)a.m.total.promoted,
+		(unsigned long long)a.m.total.demoted, (unsigned long long)a.s.drained);
+	err = 0;
+out:
+	sampler__close(&a.s, cfg.keep_pins);
+	if (lock_fd >= 0) {
+		char path[512];
+
+		snprintf(path, sizeof(path), "%s/status.json", cfg.run_dir);
+		unlink(path);
+		close(lock_fd);
+	}
+	if (sfd >= 0)
+		close(sfd);
+	tracker__free(&a.tr);
+	mover__free(&a.m);
+	free(a.views);
+	free(a.moves);
+	policy_host__unload(&a.policy);
+	return err ? 1 : 0;
+}

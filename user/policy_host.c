@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+#include <dlfcn.h>
+#include <errno.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy_host.h"
+#include "util.h"
+
+/* The agent runs as root: code it loads must not be writable by anyone else. */
+static int check_trusted(const char *path)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (stat(path, &st)) {
+		int err = -errno;
+
+		pr_err("policy %s: %s", path, strerror(errno));
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		pr_err("policy %s: not a regular file", path);
+		return -EINVAL;
+	}
+	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		pr_err("policy %s: refusing to load a file that is owned by uid %u or writable by group/others (mode %03o); make it root-owned and 0644",
+		       path, st.st_uid, st.st_mode & 0777);
+		return -EPERM;
+	}
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (stat(dirname(dir), &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
+		pr_err("policy %s: its directory is writable by everyone; move the policy to a trusted directory",
+		       path);
+		return -EPERM;
+	}
+	return 0;
+}
+
+static const char *param_default(const struct cxlt_policy *ops, const char *key)
+{
+	for (const struct cxlt_param_desc *d = ops->params; d && d->key; d++)
+		if (!strcmp(d->key, key))
+			return d->def;
+	return NULL;
+}
+
+static int build_params(struct policy_host *h, char *const *kv, int nr_kv)
+{
+	const struct cxlt_policy *ops = h->ops;
+	size_t len = 0;
+	char *p;
+
+	for (const struct cxlt_param_desc *d = ops->params; d && d->key; d++)
+		len += strlen(d->key) + strlen(d->def ? d->def : "") + 2;
+	for (int i = 0; i < nr_kv; i++)
+		len += strlen(kv[i]) + 1;
+	h->strings = p = malloc(len + 1);
+	if (!p)
+		return -ENOMEM;
+
+	for (const struct cxlt_param_desc *d = ops->params; d && d->key; d++) {
+		if (h->nr_params == CXLT_MAX_PARAMS)
+			return -E2BIG;
+		h->params[h->nr_params].key = strcpy(p, d->key);
+		p += strlen(p) + 1;
+		h->params[h->nr_params++].value = strcpy(p, d->def ? d->def : "");
+		p += strlen(p) + 1;
+	}
+	for (int i = 0; i < nr_kv; i++) {
+		char *eq, *key = strcpy(p, kv[i]);
+		uint32_t k;
+
+		p += strlen(p) + 1;
+		eq = strchr(key, '=');
+		if (!eq || eq == key) {
+			pr_err("policy %s: parameter '%s' is not key=value", ops->name, kv[i]);
+			return -EINVAL;
+		}
+		*eq = '\0';
+		if (!param_default(ops, key)) {
+			char accepted[512] = "";
+
+			for (const struct cxlt_param_desc *d = ops->params; d && d->key; d++)
+				snprintf(accepted + strlen(accepted), sizeof(accepted) - strlen(accepted),
+					 "%s%s", accepted[0] ? ", " : "", d->key);
+			pr_err("policy %s: unknown parameter '%s' (accepted: %s)", ops->name, key,
+			       accepted[0] ? accepted : "none");
+			return -EINVAL;
+		}
+		for (k = 0; k < h->nr_params; k++)
+			if (!strcmp(h->params[k].key, key))
+				h->params[k].value = eq + 1;
+	}
+	return 0;
+}
+
+int policy_host__load(struct policy_host *h, const char *name, const char *dir,
+		      char *const *kv, int nr_kv)
+{
+	const struct cxlt_policy *ops;
+	char err_msg[256] = "";
+	int err;
+
+	memset(h, 0, sizeof(*h));
+	if (strchr(name, '/'))
+		snprintf(h->path, sizeof(h->path), "%s", name);
+	else
+		snprintf(h->path, sizeof(h->path), "%s/%s.so", dir, name);
+	if ((err = check_trusted(h->path)))
+		return err;
+	h->dl = dlopen(h->path, RTLD_NOW | RTLD_LOCAL);
+	if (!h->dl) {
+		pr_err("policy %s: cannot load: %s", h->path, dlerror());
+		return -ENOEXEC;
+	}
+	ops = dlsym(h->dl, "cxlt_policy");
+	if (!ops) {
+		pr_err("policy %s: no 'cxlt_policy' symbol: not a cxltier policy (see include/cxltier/policy.h)",
+		       h->path);
+		err = -ENOEXEC;
+		goto fail;
+	}
+	if (ops->abi != CXLT_POLICY_ABI) {
+		pr_err("policy %s: built for policy ABI %u, but this cxltierd speaks ABI %u; rebuild it against this include/cxltier/policy.h",
+		       h->path, ops->abi, CXLT_POLICY_ABI);
+		err = -EPROTO;
+		goto fail;
+	}
+	if (ops->sz < sizeof(struct cxlt_policy)) {
+		pr_err("policy %s: ops table is %u bytes, ABI %u needs %zu; rebuild it",
+		       h->path, ops->sz, CXLT_POLICY_ABI, sizeof(struct cxlt_policy));
+		err = -EPROTO;
+		goto fail;
+	}
+	if (!ops->decide || !ops->name) {
+		pr_err("policy %s: the ops table has no %s", h->path, ops->name ? "decide()" : "name");
+		err = -EINVAL;
+		goto fail;
+	}
+	h->ops = ops;
+	if ((err = build_params(h, kv, nr_kv)))
+		goto fail;
+	if (ops->init && (err = ops->init(&h->state, h->params, h->nr_params,
+					  err_msg, sizeof(err_msg)))) {
+		pr_err("policy %s: init failed: %s", ops->name,
+		       err_msg[0] ? err_msg : strerror(err < 0 ? -err : err));
+		err = err < 0 ? err : -EINVAL;
+		h->state = NULL;
+		goto fail;
+	}
+	return 0;
+fail:
+	policy_host__unload(h);
+	return err;
+}
+
+void policy_host__unload(struct policy_host *h)
+{
+	if (h->ops && h->ops->fini && h->state)
+		h->ops->fini(h->state);
+	if (h->dl)
+		dlclose(h->dl);
+	free(h->strings);
+	memset(h, 0, sizeof(*h));
+}
+
+void policy_host__describe(const struct policy_host *h)
+{
+	printf("%s: %s\n", h->ops->name, h->ops->description ? h->ops->description : "");
+	for (const struct cxlt_param_desc *d = h->ops->params; d && d->key; d++)
+		printf("  %-16s default %-8s %s\n", d->key, d->def, d->help ? d->help : "");
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/* Loads a policy shared object through include/cxltier/policy.h (ABI v1). */
+#ifndef CXLT_POLICY_HOST_H
+#define CXLT_POLICY_HOST_H
+
+#include <limits.h>
+
+#include "cxltier/policy.h"
+
+#define CXLT_MAX_PARAMS 32
+
+struct policy_host {
+	void *dl;
+	const struct cxlt_policy *ops;
+	void *state;
+	char path[PATH_MAX];
+	uint32_t nr_params;
+	struct cxlt_param params[CXLT_MAX_PARAMS];	/* every declared key, defaults filled */
+	char *strings;	/* storage behind params */
+};
+
+/*
+ * Resolves name (a bare name is looked up as DIR/NAME.so; a name with a '/'
+ * is a path), checks that the file is trusted (owned by root or by us, not
+ * writable by group or others), checks the ABI, validates the key=value
+ * parameters and runs init.  Prints the reason and returns -errno on failure.
+ */
+int policy_host__load(struct policy_host *h, const char *name, const char *dir,
+		      char *const *kv, int nr_kv);
+void policy_host__unload(struct policy_host *h);
+/* Lists the parameters of a loaded policy on stdout. */
+void policy_host__describe(const struct policy_host *h);
+
+#endif

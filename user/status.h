@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the agent publishes for cxltierctl: a JSON document written
+ * atomically (temp file + rename) to RUN_DIR/status.json each epoch.
+ */
+#ifndef CXLT_STATUS_H
+#define CXLT_STATUS_H
+
+#include "mover.h"
+#include "policy_host.h"
+#include "sampler.h"
+#include "topology.h"
+#include "tracker.h"
+
+#define CXLT_RUN_DIR "/run/cxltier"
+
+struct agent_state {
+	const char *run_dir;
+	const struct topology *topo;
+	const struct tracker *tr;
+	const struct sampler *s;
+	const struct mover *m;
+	const struct policy_host *policy;
+	const char *mode;	/* "migrate" or "observe" */
+	const char *mode_why;
+	double started;		/* wall clock */
+	uint32_t epoch_ms;
+	double last_epoch_ms;	/* time the last epoch took */
+	uint64_t last_plan;	/* moves the policy planned in the last epoch */
+};
+
+int status__publish(const struct agent_state *st);
+
+#endif

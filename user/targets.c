@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "targets.h"
+#include "util.h"
+
+#define PF_KTHREAD 0x00200000
+
+int proc_stat(pid_t pid, uint64_t *start_time, char comm[16], int *is_kthread)
+{
+	char path[64], buf[1024], *p, *close_paren;
+	unsigned long flags = 0;
+	unsigned long long start = 0;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if ((err = read_text(NULL, path, buf, sizeof(buf))))
+		return err == -ENOENT ? -ESRCH : err;
+	/* comm may hold spaces and parentheses: it ends at the last ')'. */
+	p = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!p || !close_paren || close_paren < p)
+		return -EINVAL;
+	if (comm)
+		snprintf(comm, 16, "%.*s", (int)(close_paren - p - 1), p + 1);
+	/* Fields after comm: 3 state ... 9 flags ... 22 starttime. */
+	if (sscanf(close_paren + 2, "%*c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+		   &flags, &start) != 2)
+		return -EINVAL;
+	if (start_time)
+		*start_time = start;
+	if (is_kthread)
+		*is_kthread = !!(flags & PF_KTHREAD);
+	return 0;
+}
+
+static int add(struct tracker *tr, struct sampler *s, pid_t pid,
+	       enum target_origin origin, const char *why)
+{
+	char comm[16];
+	uint64_t start;
+	int kthread, idx, err;
+
+	if (pid == getpid())
+		return 0;
+	if (proc_stat(pid, &start, comm, &kthread) || kthread)
+		return 0;
+	idx = tracker__add_target(tr, pid, start, comm, origin);
+	if (idx < 0)
+		return idx;
+	if (s && (err = sampler__add_target(s, pid))) {
+		pr_warn("cannot add pid %d to the BPF target map: %s", pid, strerror(-err));
+		tracker__remove_target(tr, idx);
+		return err;
+	}
+	pr_info("target pid %d (%s) added: %s", pid, comm, why);
+	return 1;
+}
+
+int targets__init(struct target_specs *ts, struct sampler *s)
+{
+	(void)s;
+	for (int i = 0; i < ts->nr_pids; i++) {
+		int kthread, err = proc_stat(ts->pids[i], NULL, NULL, &kthread);
+
+		if (err) {
+			pr_err("--pid %d: no such process", ts->pids[i]);
+			return -ESRCH;
+		}
+		if (kthread) {
+			pr_err("--pid %d: a kernel thread has no user memory to tier", ts->pids[i]);
+			return -EINVAL;
+		}
+		if (ts->pids[i] == getpid()) {
+			pr_err("--pid %d: that is cxltierd itself", ts->pids[i]);
+			return -EINVAL;
+		}
+	}
+	for (int i = 0; i < ts->nr_comms; i++) {
+		if (!*ts->comms[i] || strlen(ts->comms[i]) > 15) {
+			pr_err("--comm '%s': a command name has 1 to 15 characters (as in /proc/PID/comm)",
+			       ts->comms[i]);
+			return -EINVAL;
+		}
+	}
+	for (int i = 0; i < ts->nr_cgroups; i++) {
+		char procs[4096];
+		struct stat st;
+
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", ts->cgroups[i]);
+		if (stat(ts->cgroups[i], &st) || !S_ISDIR(st.st_mode) || access(procs, R_OK)) {
+			pr_err("--cgroup %s: not a cgroup directory (expected a path under the cgroup v2 mount, with cgroup.procs)",
+			       ts->cgroups[i]);
+			return -ENOENT;
+		}
+		/* On cgroup v2 the directory's inode number is the id BPF sees. */
+		ts->cgroup_ids[i] = st.st_ino;
+		if (s) {
+			int err = sampler__add_cgroup(s, st.st_ino);
+
+			if (err) {
+				pr_err("--cgroup %s: cannot add to the BPF cgroup map: %s",
+				       ts->cgroups[i], strerror(-err));
+				return err;
+			}
+		}
+	}
+	return 0;
+}
+
+static int add_cgroup_members(struct target_specs *ts, struct tracker *tr,
+			      struct sampler *s, int ci)
+{
+	char path[4096], why[256];
+	int changes = 0, pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", ts->cgroups[ci]);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	snprintf(why, sizeof(why), "member of cgroup %s", ts->cgroups[ci]);
+	while (fscanf(f, "%d", &pid) == 1)
+		if (tracker__find_target(tr, pid) < 0 && add(tr, s, pid, ORIGIN_CGROUP, why) > 0)
+			changes++;
+	fclose(f);
+	return changes;
+}
+
+static int add_comm_matches(struct target_specs *ts, struct tracker *tr, struct sampler *s)
+{
+	struct dirent *de;
+	int changes = 0;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char comm[16], why[64];
+		pid_t pid;
+
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		pid = atoi(de->d_name);
+		if (tracker__find_target(tr, pid) >= 0 || proc_stat(pid, NULL, comm, NULL))
+			continue;
+		for (int i = 0; i < ts->nr_comms; i++) {
+			if (strcmp(comm, ts->comms[i]))
+				continue;
+			snprintf(why, sizeof(why), "command name %s", comm);
+			if (add(tr, s, pid, ORIGIN_COMM, why) > 0)
+				changes++;
+			break;
+		}
+	}
+	closedir(d);
+	return changes;
+}
+
+int targets__refresh(struct target_specs *ts, struct tracker *tr, struct sampler *s)
+{
+	int changes = 0;
+
+	/* Drop the dead and the reused. */
+	for (uint32_t i = 0; i < tr->nr_targets;) {
+		struct target *t = &tr->targets[i];
+		uint64_t start;
+		int err = proc_stat(t->pid, &start, NULL, NULL);
+
+		if (!err && start == t->start_time && !t->gone) {
+			i++;
+			continue;
+		}
+		pr_info("target pid %d (%s) %s: dropping its %u tracked pages", t->pid, t->comm,
+			err ? "exited" : start != t->start_time ? "exited and its PID was reused" :
+			"is gone", t->pt.nr);
+		if (s)
+			sampler__del_target(s, t->pid);
+		tracker__remove_target(tr, i);
+		changes++;
+	}
+	/* Explicit PIDs are added once; a reused PID is another process. */
+	for (int i = 0; i < ts->nr_pids; i++) {
+		if (!ts->pids[i] || tracker__find_target(tr, ts->pids[i]) >= 0)
+			continue;
+		if (add(tr, s, ts->pids[i], ORIGIN_PID, "--pid") > 0)
+			changes++;
+		ts->pids[i] = 0;	/* never re-adopt this number */
+	}
+	for (int i = 0; i < ts->nr_cgroups; i++)
+		changes += add_cgroup_members(ts, tr, s, i);
+	if (ts->nr_comms)
+		changes += add_comm_matches(ts, tr, s);
+	return changes;
+}

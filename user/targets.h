@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which processes the agent manages: explicit PIDs, processes by command
+ * name, members of cgroups.  Follows exit and PID reuse (start time), and
+ * keeps the tracker's targets and the BPF target maps in step.
+ */
+#ifndef CXLT_TARGETS_H
+#define CXLT_TARGETS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sampler.h"
+#include "tracker.h"
+
+#define MAX_SPECS 64
+
+struct target_specs {
+	pid_t pids[MAX_SPECS];
+	int nr_pids;
+	const char *comms[MAX_SPECS];
+	int nr_comms;
+	const char *cgroups[MAX_SPECS];
+	uint64_t cgroup_ids[MAX_SPECS];
+	int nr_cgroups;
+};
+
+/* Reads /proc/PID/stat: start time (clock ticks since boot), comm, kernel-thread flag. */
+int proc_stat(pid_t pid, uint64_t *start_time, char comm[16], int *is_kthread);
+
+/* Validates the specs (PIDs exist and are user processes, cgroups exist); -errno. */
+int targets__init(struct target_specs *ts, struct sampler *s);
+/*
+ * Drops targets that exited or whose PID was reused, adds new matches.
+ * Returns the number of changes; logs each one.
+ */
+int targets__refresh(struct target_specs *ts, struct tracker *tr, struct sampler *s);
+
+#endif

@@ -68,7 +68,7 @@ $(BUILD)/cxltierd $(BUILD)/cxltierctl: $(BUILD)/%: $(BUILD)/obj/%.o $(BUILD)/lib
 
 $(BUILD)/tierbench: tools/tierbench.c | $(BUILD)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -pthread -o $@ $< -lnuma
+	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -pthread -o $@ $< -lnuma
 
 $(BUILD)/policies/%.so: tiering-policies/%.c include/cxltier/policy.h | $(BUILD)/policies
 	$(call msg,POLICY,$@)

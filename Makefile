@@ -99,7 +99,7 @@ bench: all $(BUILD)/bench_controller
 DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
 	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev \
 	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils kmod \
-	procps util-linux
+	procps util-linux jq bc
 
 deps:
 	apt-get update

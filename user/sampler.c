@@ -160,9 +160,8 @@ int pmu__discover(const char *root, struct pmu_event *ev)
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	if (level == LIBBPF_DEBUG && log_verbosity < LOG_DEBUG)
-		return 0;
-	if (log_verbosity < LOG_DEBUG)
+	/* libbpf's warnings explain load failures; its chatter only with -vv. */
+	if (level != LIBBPF_WARN && log_verbosity <= LOG_DEBUG)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
 }

@@ -172,7 +172,8 @@ int targets__refresh(struct target_specs *ts, struct tracker *tr, struct sampler
 	for (uint32_t i = 0; i < tr->nr_targets;) {
 		struct target *t = &tr->targets[i];
 		uint64_t start;
-		int err = proc_stat(t->pid, &start, NULL, NULL);
+		/* comm too: a target added before its exec() changes name. */
+		int err = proc_stat(t->pid, &start, t->comm, NULL);
 
 		if (!err && start == t->start_time && !t->gone) {
 			i++;

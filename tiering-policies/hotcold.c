@@ -84,6 +84,40 @@ static int cmp_cand(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
+/*
+ * Puts the k largest keys first, in order: quickselect, then a sort of
+ * those k only, so the cost stays linear in the candidates when the budget
+ * is small next to them.
+ */
+static void top_k(struct cand *c, uint64_t n, uint64_t k)
+{
+	uint64_t lo = 0, hi = n;	/* the k-th largest lies in [lo, hi) */
+
+	while (k < n && hi - lo > 1) {
+		float pivot = c[lo + (hi - lo) / 2].key;
+		uint64_t lt = lo, i = lo, gt = hi;
+		struct cand t;
+
+		/* Three ways: [lo,lt) > pivot, [lt,gt) == pivot, [gt,hi) < pivot. */
+		while (i < gt) {
+			if (c[i].key > pivot) {
+				t = c[lt]; c[lt++] = c[i]; c[i++] = t;
+			} else if (c[i].key < pivot) {
+				t = c[--gt]; c[gt] = c[i]; c[i] = t;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k < gt)
+			break;
+		else
+			lo = gt;
+	}
+	qsort(c, k < n ? k : n, sizeof(*c), cmp_cand);
+}
+
 /* The node of the given role with the most free pages, or -1. */
 static int roomiest(const struct cxlt_view *v, int role)
 {
@@ -98,12 +132,13 @@ static int roomiest(const struct cxlt_view *v, int role)
 	return best;
 }
 
-static int node_role(const struct cxlt_view *v, int node)
+/* Role of each node id (-1: not managed), so the page loop does no search. */
+static void role_table(const struct cxlt_view *v, int8_t roles[128])
 {
+	memset(roles, -1, 128);
 	for (uint32_t i = 0; i < v->nr_nodes; i++)
-		if (v->nodes[i].id == node)
-			return v->nodes[i].role;
-	return -1;
+		if (v->nodes[i].id >= 0 && v->nodes[i].id < 128)
+			roles[v->nodes[i].id] = (int8_t)v->nodes[i].role;
 }
 
 static int reserve(struct hotcold *hc, uint64_t n)
@@ -124,15 +159,17 @@ static int reserve(struct hotcold *hc, uint64_t n)
 static uint64_t collect(struct hotcold *hc, const struct cxlt_view *v, int role,
 			int cold, uint64_t idle_min, double heat_min)
 {
+	int8_t roles[128];
 	uint64_t n = 0;
 
+	role_table(v, roles);
 	for (uint32_t t = 0; t < v->nr_targets; t++) {
 		const struct cxlt_page *pages = v->targets[t].pages;
 
 		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
 			const struct cxlt_page *p = &pages[i];
 
-			if (p->node < 0 || node_role(v, p->node) != role)
+			if (p->node < 0 || roles[p->node] != role)
 				continue;
 			if (cold ? p->idle_epochs < idle_min : p->heat < heat_min)
 				continue;
@@ -166,7 +203,9 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 		n = collect(hc, v, CXLT_NODE_FAST, 1,
 			    v->demote_goal_pages ? 0 : hc->demote_idle, 0);
 		want = v->demote_goal_pages ? v->demote_goal_pages : n;
-		qsort(hc->cands, n, sizeof(*hc->cands), cmp_cand);
+		if (want > plan->cap - plan->nr)
+			want = plan->cap - plan->nr;
+		top_k(hc->cands, n, want);
 		for (uint64_t i = 0; i < n && i < want; i++)
 			if (cxlt_plan_add(plan, hc->cands[i].target, hc->cands[i].page, slow))
 				return 0;
@@ -174,7 +213,7 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 
 	n = collect(hc, v, CXLT_NODE_SLOW, 0, 0, hc->promote_heat);
 	if (n > plan->cap - plan->nr)
-		qsort(hc->cands, n, sizeof(*hc->cands), cmp_cand);
+		top_k(hc->cands, n, plan->cap - plan->nr);
 	for (uint64_t i = 0; i < n; i++)
 		if (cxlt_plan_add(plan, hc->cands[i].target, hc->cands[i].page, fast))
 			break;

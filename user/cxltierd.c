@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ksettings.h"
 #include "mover.h"
 #include "policy_host.h"
 #include "sampler.h"
@@ -75,7 +76,8 @@ static const char usage_text[] =
 "      --policy-help        print the policy's parameters and exit\n"
 "\n"
 "Sampling and tracking:\n"
-"  -s, --source SRC         auto (default), pmu, fault or fault-perf\n"
+"  -s, --source SRC         auto (default: pmu, else hint where there is a slow\n"
+"                           node, else fault), pmu, hint, fault or fault-perf\n"
 "  -e, --epoch-ms MS        epoch length (default 1000)\n"
 "      --decay F            heat decay per epoch, 0..1 (default 0.5)\n"
 "      --scan-epochs N      enumerate resident pages every N epochs (default 5)\n"
@@ -316,6 +318,7 @@ struct agent {
 	struct sampler s;
 	struct mover m;
 	struct policy_host policy;
+	struct ksettings kset;
 	struct agent_state st;
 	bool migrate;
 	struct cxlt_node nodes[TOPO_MAX_NODES];
@@ -594,7 +597,15 @@ int main(int argc, char **argv)
 	so.pin_dir = cfg.pin_dir;
 	so.sysfs_root = cfg.sysfs_root;
 	so.heat_entries = cfg.heat_entries;
+	so.allow_hint = a.migrate && ksettings__hint_capable(cfg.sysfs_root);
+	if (!strcmp(cfg.source, "hint") && !ksettings__hint_capable(cfg.sysfs_root)) {
+		pr_err("source hint: this kernel has no NUMA balancing (/proc/sys/kernel/numa_balancing) to make hint faults");
+		err = -ENOTSUP;
+		goto out;
+	}
 	if ((err = sampler__open(&a.s, &so)))
+		goto out;
+	if (!strcmp(a.s.source, "hint") && (err = ksettings__take(&a.kset, cfg.sysfs_root)))
 		goto out;
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a.s.source,
 		a.s.source_why, a.s.pin_dir);
@@ -646,6 +657,7 @@ int main(int argc, char **argv)
 		(unsigned long long)a.m.total.demoted, (unsigned long long)a.s.drained);
 	err = 0;
 out:
+	ksettings__restore(&a.kset);
 	sampler__close(&a.s, cfg.keep_pins);
 	if (lock_fd >= 0) {
 		char path[512];

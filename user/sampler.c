@@ -309,9 +309,9 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 	snprintf(s->pin_dir, sizeof(s->pin_dir), "%s", o->pin_dir ? o->pin_dir : CXLT_PIN_DIR);
 	libbpf_set_print(libbpf_print);
 
-	if (strcmp(src, "auto") && strcmp(src, "pmu") && strcmp(src, "fault") &&
-	    strcmp(src, "fault-perf")) {
-		pr_err("unknown sampler source '%s' (use auto, pmu, fault or fault-perf)", src);
+	if (strcmp(src, "auto") && strcmp(src, "pmu") && strcmp(src, "hint") &&
+	    strcmp(src, "fault") && strcmp(src, "fault-perf")) {
+		pr_err("unknown sampler source '%s' (use auto, pmu, hint, fault or fault-perf)", src);
 		return -EINVAL;
 	}
 	if ((err = sampler__ensure_bpffs(s->pin_dir)))
@@ -365,6 +365,13 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 	if (!strcmp(src, "fault-perf")) {
 		err = attach_fault_perf(s);
 		snprintf(s->source, sizeof(s->source), "fault-perf");
+	} else if (!strcmp(src, "hint") || (!strcmp(src, "auto") && o->allow_hint)) {
+		/* Same hook: the kernel's scanner makes the faults repeat. */
+		snprintf(s->source_why + strlen(s->source_why),
+			 sizeof(s->source_why) - strlen(s->source_why),
+			 "%sNUMA hint faults from the kernel's scanner", s->source_why[0] ? "; " : "");
+		err = attach_fault(s);
+		snprintf(s->source, sizeof(s->source), "hint");
 	} else {
 		err = attach_fault(s);
 		snprintf(s->source, sizeof(s->source), "fault");

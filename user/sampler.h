@@ -19,7 +19,8 @@ extern const char *const cxlt_stat_names[CXLT_NR_STATS];
 extern const char *const cxlt_stat_descs[CXLT_NR_STATS];
 
 struct sampler_opts {
-	const char *source;	/* "auto", "pmu", "fault", "fault-perf" */
+	const char *source;	/* "auto", "pmu", "hint", "fault", "fault-perf" */
+	bool allow_hint;	/* auto may pick hint (the caller will set the kernel up) */
 	const char *pin_dir;
 	const char *sysfs_root;	/* for PMU discovery */
 	uint32_t heat_entries;

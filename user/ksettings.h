@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Kernel settings the agent changes while it runs, and restores when it
+ * stops: NUMA balancing in normal+tiering mode (3) with the kernel's own
+ * promotion rate limit at 0.  The kernel's scanner then keeps producing NUMA
+ * hint faults on both tiers — the `hint` sampling source — while it promotes
+ * nothing itself, so every placement decision is the agent's (measured in
+ * shared/TESTBED.md).
+ */
+#ifndef CXLT_KSETTINGS_H
+#define CXLT_KSETTINGS_H
+
+#include <stdbool.h>
+
+#define KSET_MAX 4
+
+struct ksetting {
+	const char *path;
+	char old[64];
+	bool changed;
+};
+
+struct ksettings {
+	const char *root;	/* prefix for tests; "" for the real /proc */
+	struct ksetting set[KSET_MAX];
+	int nr;
+};
+
+/* True when this kernel has NUMA balancing to sample with. */
+bool ksettings__hint_capable(const char *root);
+/* Applies the hint-sampling settings, remembering the old values; -errno. */
+int ksettings__take(struct ksettings *k, const char *root);
+/* Puts back every value changed; safe to call twice. */
+void ksettings__restore(struct ksettings *k);
+
+#endif

@@ -98,7 +98,7 @@ bench: all $(BUILD)/bench_controller
 # Debian packages for building, testing and the emulated CXL machine.
 DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
 	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev \
-	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils kmod \
+	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils gzip \
 	procps util-linux jq bc
 
 deps:

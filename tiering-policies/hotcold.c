@@ -211,9 +211,9 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 				return 0;
 	}
 
+	/* Hottest first even when all fit: the mover may cut promotions short. */
 	n = collect(hc, v, CXLT_NODE_SLOW, 0, 0, hc->promote_heat);
-	if (n > plan->cap - plan->nr)
-		top_k(hc->cands, n, plan->cap - plan->nr);
+	top_k(hc->cands, n, n < plan->cap - plan->nr ? n : plan->cap - plan->nr);
 	for (uint64_t i = 0; i < n; i++)
 		if (cxlt_plan_add(plan, hc->cands[i].target, hc->cands[i].page, fast))
 			break;

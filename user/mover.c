@@ -148,16 +148,19 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 		m->status[k] = STATUS_SENTINEL;
 	m->epoch.calls++;
 	ret = cxlt_move_pages(t->pid, n, m->addrs, m->nodes, m->status, MPOL_MF_MOVE);
+	m->attempted += n;
 	if (ret < 0) {
-		if (errno == ESRCH) {
+		int call_errno = errno;
+
+		if (call_errno == ESRCH) {
 			m->epoch.process_gone++;
 			t->gone = true;
 			return -ESRCH;
 		}
 		m->epoch.call_failed++;
 		pr_warn("move_pages of %u pages of pid %d failed: %s", n, t->pid,
-			strerror(errno));
-		return errno == ENOMEM ? -ENOMEM : 0;
+			strerror(call_errno));
+		return call_errno == ENOMEM ? -ENOMEM : 0;
 	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct cxlt_page *p = &t->pt.pages[m->rec[k]];
@@ -176,8 +179,14 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 			recheck = true;
 			m->epoch.busy++;
 		} else if (st == -ENOENT || st == -EFAULT) {
+			/*
+			 * Not mapped now.  On kernels before 6.5 that includes a page
+			 * the NUMA scanner just made PROT_NONE, so only -EFAULT (no
+			 * such mapping) drops the record; the next scan decides.
+			 */
 			m->epoch.gone++;
-			p->flags |= PAGE_GONE;
+			if (st == -EFAULT)
+				p->flags |= PAGE_GONE;
 			p->node = CXLT_NODE_UNKNOWN;
 		} else if (st == -ENOMEM) {
 			m->epoch.nomem++;
@@ -225,8 +234,10 @@ static void run_moves(struct mover *m, struct tracker *tr, const struct topology
 			m->nodes[k] = moves[i].node;
 			m->rec[k] = moves[i].page;
 		}
-		if (t->gone)
+		if (t->gone) {
+			m->epoch.rejected_invalid += k;	/* its process exited mid-epoch */
 			continue;
+		}
 		err = move_batch(m, t, topo, k);
 		if (err == -ENOMEM && promote) {
 			/* Fast memory is full: the rest of the promotions wait. */
@@ -247,6 +258,7 @@ int mover__execute(struct mover *m, struct tracker *tr,
 	int err;
 
 	memset(&m->epoch, 0, sizeof(m->epoch));
+	m->attempted = 0;
 	err = grow_scratch(m, plan->nr > m->opts.batch ? plan->nr : m->opts.batch);
 	if (err)
 		return err;
@@ -305,7 +317,8 @@ int mover__execute(struct mover *m, struct tracker *tr,
 		run_moves(m, tr, topo, promotes, npromote, true);
 	}
 
-	m->tokens -= total;
+	/* Bandwidth is spent by what went to the kernel, not by what was held back. */
+	m->tokens -= m->attempted;
 #define X(name, desc) m->total.name += m->epoch.name;
 	MOVER_STATS(X)
 #undef X

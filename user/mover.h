@@ -57,6 +57,7 @@ struct mover {
 	long page_size;
 	double tokens;		/* pages that may still move */
 	double last_refill;	/* seconds, monotonic */
+	uint64_t attempted;	/* pages handed to move_pages this epoch */
 	struct mover_stats total;	/* since start */
 	struct mover_stats epoch;	/* the last epoch */
 	/* scratch, grown on demand */

@@ -34,7 +34,7 @@ struct sampler {
 	int nr_links;
 	char pin_dir[256];
 	char source[32];	/* what is attached */
-	char source_why[160];	/* why that one */
+	char source_why[320];	/* why that one */
 	int heat_fd, targets_fd, cgroups_fd, stats_fd;
 	uint32_t nr_cgroups;
 	struct cxlt_page_key *keys;

@@ -321,9 +321,14 @@ int tracker__query_nodes(struct tracker *tr, struct target *t, uint32_t from)
 
 			if (status[k] >= 0)
 				p->node = (int8_t)status[k];
-			else if (status[k] == -ENOENT || status[k] == -EFAULT)
-				p->flags |= PAGE_GONE;	/* not present (any more) */
+			else if (status[k] == -EFAULT)
+				p->flags |= PAGE_GONE;	/* no mapping there any more */
 			else
+				/*
+				 * -ENOENT: not present, or (before Linux 6.5) made
+				 * PROT_NONE by the NUMA scanner a moment ago.  The
+				 * page scan, which sees the latter as present, decides.
+				 */
 				p->node = CXLT_NODE_UNKNOWN;
 		}
 	}

@@ -32,7 +32,8 @@ int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	unsigned long long v;
 	char *end;
 
-	if (!s || !*s || *s == '-')
+	/* strtoull skips blanks and takes "-1" as 2^64-1: refuse any sign. */
+	if (!s || !*s || strchr(s, '-'))
 		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 0);

@@ -1,0 +1,693 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Mover: token bucket, watermarks, plan validation, batching and the
+ * accounting of every move_pages status, against a fake move_pages that
+ * records its calls and answers from a script.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "mover.h"
+#include "util.h"
+
+#define BASE 0x7f3400000000ULL
+#define PG 4096ULL
+#define NPAGES 8192
+
+/* Script entries for a move of page i (fake.script[i]): */
+#define S_OK		0		/* moves: status = destination */
+#define S_UNTOUCHED	1		/* leaves the status slot alone */
+#define S_BUSY_MOVED	2		/* -EBUSY, but the page did move (6.1 THP quirk) */
+/* anything negative: that status, the page stays */
+
+struct call {
+	int pid;
+	unsigned long count;
+	bool query;
+	int dest;		/* nodes[0] of a move */
+	bool one_dest;		/* every entry had nodes[0] */
+	uint64_t first, last;	/* page numbers of the first and last entry */
+};
+
+static struct {
+	int where[NPAGES];	/* node each page is on */
+	int script[NPAGES];
+	long fail_errno;	/* whole move calls fail with this errno when set */
+	int ncalls;
+	struct call calls[64];
+} fake;
+
+static long fake_move_pages(int pid, unsigned long count, void **pages,
+			    const int *nodes, int *status, int flags)
+{
+	struct call *c = &fake.calls[fake.ncalls < 64 ? fake.ncalls : 63];
+
+	(void)flags;
+	fake.ncalls++;
+	c->pid = pid;
+	c->count = count;
+	c->query = nodes == NULL;
+	c->dest = nodes ? nodes[0] : -1;
+	c->one_dest = true;
+	c->first = ((uint64_t)(uintptr_t)pages[0] - BASE) / PG;
+	c->last = ((uint64_t)(uintptr_t)pages[count - 1] - BASE) / PG;
+	if (!nodes) {
+		for (unsigned long i = 0; i < count; i++)
+			status[i] = fake.where[((uint64_t)(uintptr_t)pages[i] - BASE) / PG];
+		return 0;
+	}
+	if (fake.fail_errno) {
+		errno = (int)fake.fail_errno;
+		return -1;
+	}
+	for (unsigned long i = 0; i < count; i++) {
+		uint64_t pn = ((uint64_t)(uintptr_t)pages[i] - BASE) / PG;
+		int s = fake.script[pn];
+
+		if (nodes[i] != nodes[0])
+			c->one_dest = false;
+		/* The mover pre-fills status with a sentinel. */
+		assert_int_equal(status[i], INT_MIN);
+		if (s == S_OK) {
+			fake.where[pn] = nodes[i];
+			status[i] = nodes[i];
+		} else if (s == S_BUSY_MOVED) {
+			fake.where[pn] = nodes[i];
+			status[i] = -EBUSY;
+		} else if (s != S_UNTOUCHED) {
+			status[i] = s;
+		}
+	}
+	return 0;
+}
+
+static int nmove_calls(void)
+{
+	int n = 0;
+
+	for (int i = 0; i < fake.ncalls && i < 64; i++)
+		n += !fake.calls[i].query;
+	return n;
+}
+
+/* ---- fixtures: a two-node machine, one or two targets ---- */
+
+static struct topology topo;
+static struct tracker tr;
+static struct mover mv;
+static struct cxlt_move moves[NPAGES];
+static struct cxlt_plan plan;
+
+/* Fast node 0 (total, free), slow node 1; node 2 exists but is not managed. */
+static void machine(uint64_t fast_total, uint64_t fast_free)
+{
+	memset(&topo, 0, sizeof(topo));
+	topo.page_size = PG;
+	topo.nr_nodes = 3;
+	topo.nodes[0] = (struct topo_node){ .id = 0, .has_cpus = true, .tier = 4,
+					    .role = ROLE_FAST, .total_pages = fast_total,
+					    .free_pages = fast_free };
+	topo.nodes[1] = (struct topo_node){ .id = 1, .tier = 22, .role = ROLE_SLOW,
+					    .total_pages = 1 << 20, .free_pages = 1 << 20 };
+	topo.nodes[2] = (struct topo_node){ .id = 2, .tier = 22, .role = ROLE_NONE,
+					    .total_pages = 1 << 20, .free_pages = 1 << 20 };
+	topo.fast_mask = 0x1;
+	topo.slow_mask = 0x2;
+}
+
+/* Target pid with n pages; page i is fake page (first + i), on node[i % 2 ? slow : fast]... */
+static void add_target(pid_t pid, uint32_t first, uint32_t n, int node)
+{
+	int ti = tracker__add_target(&tr, pid, 1, "t", ORIGIN_PID);
+	struct target *t;
+
+	assert_true(ti >= 0);
+	t = &tr.targets[ti];
+	for (uint32_t i = 0; i < n; i++) {
+		bool created;
+		int idx = page_table__get(&t->pt, BASE + (first + i) * PG, &created);
+
+		assert_int_equal(idx, i);
+		t->pt.pages[idx].node = (int8_t)node;
+		fake.where[first + i] = node;
+	}
+}
+
+static void plan_reset(void)
+{
+	plan.moves = moves;
+	plan.cap = NPAGES;
+	plan.nr = 0;
+}
+
+static void setup_default(uint32_t batch)
+{
+	struct mover_opts o;
+
+	memset(&fake, 0, sizeof(fake));
+	tracker__init(&tr, 0.5);
+	mover__default_opts(&o);
+	o.batch = batch;
+	assert_int_equal(mover__init(&mv, &o, PG), 0);
+	machine(1 << 20, 1 << 19);	/* plenty of free fast memory */
+	plan_reset();
+	cxlt_move_pages = fake_move_pages;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	mover__free(&mv);
+	tracker__free(&tr);
+	return 0;
+}
+
+/* ---- rate limiter ---- */
+
+static void budget_is_a_token_bucket_of_one_second(void **state)
+{
+	struct mover_opts o;
+	uint64_t b;
+
+	(void)state;
+	setup_default(1024);
+	mover__free(&mv);
+	mover__default_opts(&o);
+	o.rate_mbps = 4;
+	assert_int_equal(mover__init(&mv, &o, 4096), 0);
+
+	assert_int_equal(mover__budget(&mv, 100.0), 1024);	/* 4 MiB/s of 4 KiB pages */
+	/* Saved up to one second's worth, never more. */
+	assert_int_equal(mover__budget(&mv, 100.5), 1024);
+	assert_int_equal(mover__budget(&mv, 110.0), 1024);
+
+	/* Moving N pages spends N tokens. */
+	add_target(100, 0, 800, 0);
+	for (uint32_t i = 0; i < 800; i++)
+		cxlt_plan_add(&plan, 0, i, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1024), 0);
+	assert_int_equal(mv.epoch.demoted, 800);
+	assert_int_equal(mover__budget(&mv, 110.0), 1024 - 800);
+	/* Half a second refills half a second's worth. */
+	b = mover__budget(&mv, 110.5);
+	assert_int_equal(b, 1024 - 800 + 512);
+	/* And the refill stops at one second's worth. */
+	assert_int_equal(mover__budget(&mv, 111.5), 1024);
+	teardown(NULL);
+}
+
+static void budget_over_plan_rejects_the_rest(void **state)
+{
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 10, 0);
+	for (uint32_t i = 0; i < 10; i++)
+		cxlt_plan_add(&plan, 0, i, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 6), 0);
+	assert_int_equal(mv.epoch.demoted, 6);
+	assert_int_equal(mv.epoch.rejected_budget, 4);
+	/* The plan's first moves are the ones kept. */
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(tr.targets[0].pt.pages[i].node, i < 6 ? 1 : 0);
+	teardown(NULL);
+}
+
+/* ---- watermarks ---- */
+
+static void wmarks_from_fast_capacity(void **state)
+{
+	struct wmarks w;
+
+	(void)state;
+	setup_default(1024);	/* low 2 %, high 5 % */
+	machine(100000, 50000);
+	mover__wmarks(&mv, &topo, &w);
+	assert_int_equal(w.fast_free, 50000);
+	assert_int_equal(w.low, 2000);
+	assert_int_equal(w.high, 5000);
+	assert_int_equal(w.demote_goal, 0);
+
+	machine(100000, 1500);	/* under low: demote back up to high */
+	mover__wmarks(&mv, &topo, &w);
+	assert_int_equal(w.fast_free, 1500);
+	assert_int_equal(w.demote_goal, 5000 - 1500);
+
+	/* Two fast nodes add up; slow and unmanaged nodes do not count. */
+	topo.nodes[2].role = ROLE_FAST;
+	topo.nodes[2].total_pages = 100000;
+	topo.nodes[2].free_pages = 2000;
+	topo.fast_mask |= 0x4;
+	mover__wmarks(&mv, &topo, &w);
+	assert_int_equal(w.fast_free, 3500);
+	assert_int_equal(w.low, 4000);
+	assert_int_equal(w.high, 10000);
+	assert_int_equal(w.demote_goal, 10000 - 3500);
+	teardown(NULL);
+}
+
+static void under_low_wmark_demotions_first_promotions_held(void **state)
+{
+	(void)state;
+	setup_default(1024);
+	machine(100000, 1500);		/* low 2000, high 5000 */
+	add_target(100, 0, 10, 1);	/* pages 0-9 on the slow node */
+	add_target(200, 100, 10, 0);	/* pages 100-109 on the fast node */
+	/* The plan lists the promotions first: the mover must still demote first. */
+	for (uint32_t i = 0; i < 10; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	for (uint32_t i = 0; i < 10; i++)
+		cxlt_plan_add(&plan, 1, i, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_true(fake.ncalls >= 1);
+	assert_false(fake.calls[0].query);
+	assert_int_equal(fake.calls[0].dest, 1);
+	assert_int_equal(fake.calls[0].pid, 200);
+	assert_int_equal(mv.epoch.demoted, 10);
+	/* 1500 + 10 free is still under high: nothing is promoted. */
+	assert_int_equal(mv.epoch.promoted, 0);
+	assert_int_equal(mv.epoch.rejected_watermark, 10);
+	assert_int_equal(nmove_calls(), 1);
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(tr.targets[0].pt.pages[i].node, 1);
+	teardown(NULL);
+}
+
+static void promotions_may_only_use_room_over_high_wmark(void **state)
+{
+	(void)state;
+	setup_default(1024);
+	machine(100000, 4990);		/* high 5000 */
+	add_target(100, 0, 10, 1);
+	add_target(200, 100, 20, 0);
+	for (uint32_t i = 0; i < 10; i++)	/* promotions in plan order 9..0 */
+		cxlt_plan_add(&plan, 0, 9 - i, 0);
+	for (uint32_t i = 0; i < 20; i++)
+		cxlt_plan_add(&plan, 1, i, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(mv.epoch.demoted, 20);
+	/* 4990 + 20 - 5000 = 10 pages of room */
+	assert_int_equal(mv.epoch.promoted, 10);
+	assert_int_equal(mv.epoch.rejected_watermark, 0);
+	/* demotions ran before promotions */
+	assert_int_equal(fake.calls[0].dest, 1);
+	assert_int_equal(fake.calls[1].dest, 0);
+	teardown(NULL);
+
+	setup_default(1024);
+	machine(100000, 4990);
+	add_target(100, 0, 10, 1);
+	add_target(200, 100, 15, 0);
+	for (uint32_t i = 0; i < 10; i++)
+		cxlt_plan_add(&plan, 0, 9 - i, 0);
+	for (uint32_t i = 0; i < 15; i++)
+		cxlt_plan_add(&plan, 1, i, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	/* 4990 + 15 - 5000 = 5 pages of room: the plan's first five (pages 9..5) */
+	assert_int_equal(mv.epoch.promoted, 5);
+	assert_int_equal(mv.epoch.rejected_watermark, 5);
+	for (uint32_t i = 0; i < 10; i++)
+		assert_int_equal(tr.targets[0].pt.pages[i].node, i >= 5 ? 0 : 1);
+	teardown(NULL);
+}
+
+/* ---- plan validation ---- */
+
+static void invalid_plan_entries_are_rejected(void **state)
+{
+	struct target *t;
+
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 10, 1);
+	t = &tr.targets[0];
+	t->pt.pages[5].since_move = 3;		/* moved 3 epochs ago (< 10) */
+	t->pt.pages[6].since_move = 10;		/* long enough ago */
+	t->pt.pages[7].node = CXLT_NODE_UNKNOWN;
+	t->pt.pages[8].flags |= PAGE_GONE;
+
+	cxlt_plan_add(&plan, 1, 0, 0);		/* no such target */
+	cxlt_plan_add(&plan, 0, 10, 0);		/* no such page */
+	cxlt_plan_add(&plan, 0, 1, 2);		/* node 2 is not managed */
+	cxlt_plan_add(&plan, 0, 2, 70);		/* no such node */
+	cxlt_plan_add(&plan, 0, 3, -1);		/* negative node */
+	cxlt_plan_add(&plan, 0, 4, 1);		/* already there */
+	cxlt_plan_add(&plan, 0, 7, 0);		/* node unknown */
+	cxlt_plan_add(&plan, 0, 8, 0);		/* gone */
+	cxlt_plan_add(&plan, 0, 5, 0);		/* ping-pong */
+	cxlt_plan_add(&plan, 0, 6, 0);		/* fine */
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(mv.epoch.rejected_invalid, 8);
+	assert_int_equal(mv.epoch.rejected_pingpong, 1);
+	assert_int_equal(mv.epoch.promoted, 1);
+	assert_int_equal(nmove_calls(), 1);
+	assert_int_equal(fake.calls[0].count, 1);
+	assert_int_equal(fake.calls[0].first, 6);
+	assert_int_equal(t->pt.pages[6].node, 0);
+	assert_int_equal(t->pt.pages[5].node, 1);
+	/* Budget counts only valid moves. */
+	assert_int_equal(mv.epoch.rejected_budget, 0);
+	teardown(NULL);
+}
+
+static void moves_of_a_gone_target_are_rejected(void **state)
+{
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 4, 1);
+	tr.targets[0].gone = true;
+	for (uint32_t i = 0; i < 4; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(mv.epoch.rejected_invalid, 4);
+	assert_int_equal(fake.ncalls, 0);
+	teardown(NULL);
+}
+
+/* ---- batching ---- */
+
+static void batches_of_at_most_batch_pages_per_target(void **state)
+{
+	uint32_t seen = 0;
+
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 3000, 0);
+	for (uint32_t i = 0; i < 3000; i++)
+		cxlt_plan_add(&plan, 0, i, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 5000), 0);
+	assert_int_equal(fake.ncalls, 3);
+	for (int c = 0; c < 3; c++) {
+		assert_false(fake.calls[c].query);
+		assert_true(fake.calls[c].count <= 1024);
+		assert_int_equal(fake.calls[c].pid, 100);
+		assert_true(fake.calls[c].one_dest);
+		seen += fake.calls[c].count;
+	}
+	assert_int_equal(seen, 3000);
+	assert_int_equal(mv.epoch.calls, 3);
+	assert_int_equal(mv.epoch.demoted, 3000);
+	assert_int_equal(tr.targets[0].ctr.demoted, 3000);
+	teardown(NULL);
+}
+
+static void batches_never_mix_targets(void **state)
+{
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 5, 0);
+	add_target(200, 100, 5, 0);
+	/* Interleaved in the plan. */
+	for (uint32_t i = 0; i < 5; i++) {
+		cxlt_plan_add(&plan, 1, i, 1);
+		cxlt_plan_add(&plan, 0, i, 1);
+	}
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(fake.ncalls, 2);
+	assert_int_equal(fake.calls[0].count, 5);
+	assert_int_equal(fake.calls[1].count, 5);
+	assert_true(fake.calls[0].pid != fake.calls[1].pid);
+	for (int c = 0; c < 2; c++) {
+		/* each call's pages are that pid's pages */
+		uint64_t lo = fake.calls[c].pid == 100 ? 0 : 100;
+
+		assert_true(fake.calls[c].first >= lo && fake.calls[c].last < lo + 5);
+	}
+	assert_int_equal(tr.targets[0].ctr.demoted, 5);
+	assert_int_equal(tr.targets[1].ctr.demoted, 5);
+	teardown(NULL);
+}
+
+/* ---- status accounting ---- */
+
+static void success_updates_node_since_move_and_counters(void **state)
+{
+	struct target *a, *b;
+
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 4, 1);
+	add_target(200, 100, 4, 0);
+	a = &tr.targets[0];
+	b = &tr.targets[1];
+	a->pt.pages[0].since_move = 50;
+	for (uint32_t i = 0; i < 4; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	cxlt_plan_add(&plan, 1, 0, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.promoted, 4);
+	assert_int_equal(mv.epoch.demoted, 1);
+	assert_int_equal(a->ctr.promoted, 4);
+	assert_int_equal(a->ctr.demoted, 0);
+	assert_int_equal(b->ctr.demoted, 1);
+	for (uint32_t i = 0; i < 4; i++) {
+		assert_int_equal(a->pt.pages[i].node, 0);
+		assert_int_equal(a->pt.pages[i].since_move, 0);
+	}
+	assert_int_equal(b->pt.pages[0].node, 1);
+	assert_int_equal(b->pt.pages[0].since_move, 0);
+	assert_int_equal(b->pt.pages[1].since_move, CXLT_NEVER_MOVED);
+	/* Totals add up over epochs. */
+	plan_reset();
+	cxlt_plan_add(&plan, 1, 1, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.demoted, 1);
+	assert_int_equal(mv.epoch.promoted, 0);
+	assert_int_equal(mv.total.demoted, 2);
+	assert_int_equal(mv.total.promoted, 4);
+	teardown(NULL);
+}
+
+static void ebusy_is_counted_busy_and_page_stays(void **state)
+{
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 2, 1);
+	fake.script[0] = -EBUSY;
+	cxlt_plan_add(&plan, 0, 0, 0);
+	cxlt_plan_add(&plan, 0, 1, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.busy, 1);
+	assert_int_equal(mv.epoch.promoted, 1);
+	assert_int_equal(tr.targets[0].pt.pages[0].node, 1);
+	assert_int_equal(tr.targets[0].pt.pages[0].since_move, CXLT_NEVER_MOVED);
+	assert_false(tr.targets[0].pt.pages[0].flags & PAGE_GONE);
+	teardown(NULL);
+}
+
+static void ebusy_but_moved_per_node_query_counts_as_moved(void **state)
+{
+	bool queried = false;
+
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 3, 1);
+	fake.script[0] = S_BUSY_MOVED;
+	fake.script[1] = S_BUSY_MOVED;
+	for (uint32_t i = 0; i < 3; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	for (int c = 0; c < fake.ncalls; c++)
+		queried |= fake.calls[c].query;
+	assert_true(queried);
+	assert_int_equal(mv.epoch.busy, 0);
+	assert_int_equal(mv.epoch.promoted, 3);
+	assert_int_equal(tr.targets[0].ctr.promoted, 3);
+	for (uint32_t i = 0; i < 3; i++) {
+		assert_int_equal(tr.targets[0].pt.pages[i].node, 0);
+		assert_int_equal(tr.targets[0].pt.pages[i].since_move, 0);
+	}
+	teardown(NULL);
+}
+
+static void gone_pages_are_flagged(void **state)
+{
+	struct target *t;
+
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 3, 1);
+	t = &tr.targets[0];
+	fake.script[0] = -ENOENT;
+	fake.script[1] = -EFAULT;
+	for (uint32_t i = 0; i < 3; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.gone, 2);
+	assert_int_equal(mv.epoch.promoted, 1);
+	/* -ENOENT may be a PROT_NONE page (pre-6.5): node unknown, record kept */
+	assert_false(t->pt.pages[0].flags & PAGE_GONE);
+	assert_int_equal(t->pt.pages[0].node, CXLT_NODE_UNKNOWN);
+	assert_true(t->pt.pages[1].flags & PAGE_GONE);	/* -EFAULT: no mapping */
+	assert_false(t->pt.pages[2].flags & PAGE_GONE);
+	teardown(NULL);
+}
+
+static void enomem_on_promotion_stops_later_promotion_batches(void **state)
+{
+	(void)state;
+	setup_default(2);		/* two pages a call */
+	add_target(100, 0, 6, 1);
+	add_target(200, 100, 2, 0);
+	fake.script[1] = -ENOMEM;
+	for (uint32_t i = 0; i < 6; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	cxlt_plan_add(&plan, 1, 0, 1);	/* a demotion still runs */
+	cxlt_plan_add(&plan, 1, 1, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.nomem, 1);
+	assert_int_equal(mv.epoch.demoted, 2);
+	assert_int_equal(mv.epoch.promoted, 1);	/* page 0 of the first batch */
+	/* one demotion call, one promotion call; the other two never tried */
+	assert_int_equal(nmove_calls(), 2);
+	assert_int_equal(mv.epoch.rejected_watermark, 4);
+	for (uint32_t i = 2; i < 6; i++)
+		assert_int_equal(tr.targets[0].pt.pages[i].node, 1);
+	teardown(NULL);
+}
+
+static void enomem_on_demotion_does_not_stop_demotions(void **state)
+{
+	(void)state;
+	setup_default(2);
+	add_target(100, 0, 6, 0);
+	fake.script[0] = -ENOMEM;
+	for (uint32_t i = 0; i < 6; i++)
+		cxlt_plan_add(&plan, 0, i, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.nomem, 1);
+	assert_int_equal(mv.epoch.demoted, 5);
+	assert_int_equal(nmove_calls(), 3);
+	teardown(NULL);
+}
+
+static void eacces_and_other_errors_are_counted(void **state)
+{
+	struct target *t;
+
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 4, 1);
+	t = &tr.targets[0];
+	fake.script[0] = -EACCES;
+	fake.script[1] = -EINVAL;
+	fake.script[2] = -EIO;
+	for (uint32_t i = 0; i < 4; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.access, 1);
+	assert_int_equal(mv.epoch.other_error, 2);
+	assert_int_equal(mv.epoch.promoted, 1);
+	for (uint32_t i = 0; i < 3; i++) {
+		assert_int_equal(t->pt.pages[i].node, 1);
+		assert_false(t->pt.pages[i].flags & PAGE_GONE);
+	}
+	teardown(NULL);
+}
+
+static void untouched_status_is_unreported(void **state)
+{
+	struct target *t;
+
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 3, 1);
+	t = &tr.targets[0];
+	fake.script[1] = S_UNTOUCHED;
+	for (uint32_t i = 0; i < 3; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.unreported, 1);
+	assert_int_equal(mv.epoch.promoted, 2);
+	/* not moved according to the node query: the record keeps the old node */
+	assert_int_equal(t->pt.pages[1].node, 1);
+	assert_int_equal(t->pt.pages[1].since_move, CXLT_NEVER_MOVED);
+	teardown(NULL);
+}
+
+static void whole_call_esrch_marks_process_gone(void **state)
+{
+	(void)state;
+	setup_default(2);
+	add_target(100, 0, 6, 1);
+	fake.fail_errno = ESRCH;
+	for (uint32_t i = 0; i < 6; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.process_gone, 1);
+	assert_true(tr.targets[0].gone);
+	/* no more calls for a process that is gone */
+	assert_int_equal(fake.ncalls, 1);
+	assert_int_equal(mv.epoch.promoted, 0);
+	assert_int_equal(mv.epoch.call_failed, 0);
+	teardown(NULL);
+}
+
+static void whole_call_other_errno_is_call_failed(void **state)
+{
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 3, 1);
+	fake.fail_errno = EPERM;
+	for (uint32_t i = 0; i < 3; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.call_failed, 1);
+	assert_int_equal(mv.epoch.process_gone, 0);
+	assert_false(tr.targets[0].gone);
+	assert_int_equal(mv.epoch.promoted, 0);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_int_equal(tr.targets[0].pt.pages[i].node, 1);
+	teardown(NULL);
+}
+
+static void init_rejects_bad_options(void **state)
+{
+	struct mover_opts o;
+	struct mover m;
+
+	(void)state;
+	mover__default_opts(&o);
+	o.batch = 0;
+	assert_int_equal(mover__init(&m, &o, 4096), -EINVAL);
+	mover__default_opts(&o);
+	o.low_wmark_pct = 10;
+	o.high_wmark_pct = 5;
+	assert_int_equal(mover__init(&m, &o, 4096), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(budget_is_a_token_bucket_of_one_second),
+		cmocka_unit_test(budget_over_plan_rejects_the_rest),
+		cmocka_unit_test(wmarks_from_fast_capacity),
+		cmocka_unit_test(under_low_wmark_demotions_first_promotions_held),
+		cmocka_unit_test(promotions_may_only_use_room_over_high_wmark),
+		cmocka_unit_test(invalid_plan_entries_are_rejected),
+		cmocka_unit_test(moves_of_a_gone_target_are_rejected),
+		cmocka_unit_test(batches_of_at_most_batch_pages_per_target),
+		cmocka_unit_test(batches_never_mix_targets),
+		cmocka_unit_test(success_updates_node_since_move_and_counters),
+		cmocka_unit_test(ebusy_is_counted_busy_and_page_stays),
+		cmocka_unit_test(ebusy_but_moved_per_node_query_counts_as_moved),
+		cmocka_unit_test(gone_pages_are_flagged),
+		cmocka_unit_test(enomem_on_promotion_stops_later_promotion_batches),
+		cmocka_unit_test(enomem_on_demotion_does_not_stop_demotions),
+		cmocka_unit_test(eacces_and_other_errors_are_counted),
+		cmocka_unit_test(untouched_status_is_unreported),
+		cmocka_unit_test(whole_call_esrch_marks_process_gone),
+		cmocka_unit_test(whole_call_other_errno_is_call_failed),
+		cmocka_unit_test(init_rejects_bad_options),
+	};
+
+	log_verbosity = LOG_ERR;	/* call failures warn on purpose */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Tracker: the page index, folding heat-map entries into page records, the
+ * per-epoch ageing, targets, the node query (with a fake move_pages) and a
+ * real scan of this test process's own memory.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "mover.h"
+#include "tracker.h"
+#include "util.h"
+
+#define BASE 0x7f1200000000ULL
+#define PG 4096ULL
+
+/* ---- page table ---- */
+
+static void page_table_200k_inserts_all_found(void **state)
+{
+	struct page_table pt = { 0 };
+	const uint32_t n = 200000;
+	bool created;
+
+	(void)state;
+	assert_int_equal(page_table__find(&pt, BASE), -1);	/* empty table */
+	for (uint32_t i = 0; i < n; i++) {
+		/* Spread addresses over several regions, as a real process has. */
+		uint64_t addr = BASE + (uint64_t)(i % 7) * (1ULL << 32) + (uint64_t)(i / 7) * PG;
+		int idx = page_table__get(&pt, addr, &created);
+
+		assert_int_equal(idx, i);
+		assert_true(created);
+		assert_int_equal(pt.pages[idx].node, CXLT_NODE_UNKNOWN);
+		assert_int_equal(pt.pages[idx].since_move, CXLT_NEVER_MOVED);
+	}
+	assert_int_equal(pt.nr, n);
+	/* Growth kept every record and the index at or under 3/4 full. */
+	assert_true((uint64_t)pt.nr * 4 <= (uint64_t)(pt.slot_mask + 1) * 3);
+	assert_true(pt.cap >= n);
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t addr = BASE + (uint64_t)(i % 7) * (1ULL << 32) + (uint64_t)(i / 7) * PG;
+
+		assert_int_equal(page_table__find(&pt, addr), i);
+		assert_true(pt.pages[i].addr == addr);
+	}
+	/* A second get finds, does not add. */
+	assert_int_equal(page_table__get(&pt, BASE + PG, &created), 7);
+	assert_false(created);
+	assert_int_equal(pt.nr, n);
+	/* Addresses never inserted are not found. */
+	assert_int_equal(page_table__find(&pt, BASE + 5 * (1ULL << 32) + 900000 * PG), -1);
+	assert_int_equal(page_table__find(&pt, 0x1000), -1);
+	assert_true(page_table__bytes(&pt) >= (uint64_t)n * sizeof(struct cxlt_page));
+	free(pt.pages);
+	free(pt.slots);
+}
+
+static void page_record_is_compact(void **state)
+{
+	(void)state;
+	/* The design's promise: tens of millions of pages, 24 bytes each. */
+	assert_int_equal(sizeof(struct cxlt_page), 24);
+}
+
+/* ---- targets ---- */
+
+static void targets_add_find_remove(void **state)
+{
+	struct tracker tr;
+	bool created;
+
+	(void)state;
+	assert_int_equal(tracker__init(&tr, 0.5), 0);
+	for (int i = 0; i < 40; i++)	/* past the first growth */
+		assert_int_equal(tracker__add_target(&tr, 1000 + i, 77 + i, "app", ORIGIN_PID), i);
+	assert_int_equal(tr.nr_targets, 40);
+	assert_int_equal(tracker__find_target(&tr, 1000), 0);
+	assert_int_equal(tracker__find_target(&tr, 1039), 39);
+	assert_int_equal(tracker__find_target(&tr, 999), -1);
+	assert_string_equal(tr.targets[3].comm, "app");
+	assert_int_equal(tr.targets[3].start_time, 80);
+
+	/* Records stay with their target when another is removed. */
+	assert_int_equal(page_table__get(&tr.targets[5].pt, BASE, &created), 0);
+	tracker__remove_target(&tr, 2);
+	assert_int_equal(tr.nr_targets, 39);
+	assert_int_equal(tracker__find_target(&tr, 1002), -1);
+	assert_int_equal(tracker__find_target(&tr, 1005), 4);
+	assert_int_equal(tr.targets[4].pt.nr, 1);
+	assert_true(tr.targets[4].pt.pages[0].addr == BASE);
+	assert_int_equal(page_table__find(&tr.targets[4].pt, BASE), 0);
+	assert_int_equal(tracker__pages(&tr), 1);
+	tracker__remove_target(&tr, 100);	/* out of range: no-op */
+	assert_int_equal(tr.nr_targets, 39);
+	tracker__free(&tr);
+}
+
+/* ---- ingest, age, end of epoch ---- */
+
+static struct cxlt_page *page_of(struct tracker *tr, pid_t pid, uint64_t addr)
+{
+	int ti = tracker__find_target(tr, pid);
+	int64_t idx;
+
+	if (ti < 0)
+		return NULL;
+	idx = page_table__find(&tr->targets[ti].pt, addr);
+	return idx < 0 ? NULL : &tr->targets[ti].pt.pages[idx];
+}
+
+static void ingest_two_targets_and_unknown_tgid(void **state)
+{
+	struct tracker tr;
+	const struct cxlt_page_key keys[] = {
+		{ .tgid = 100, .vpage = BASE / PG },
+		{ .tgid = 100, .vpage = BASE / PG + 1 },
+		{ .tgid = 555, .vpage = BASE / PG },		/* not a target */
+		{ .tgid = 200, .vpage = BASE / PG },
+		{ .tgid = 100, .vpage = BASE / PG },		/* same page again */
+		{ .tgid = 555, .vpage = BASE / PG + 9 },	/* not a target */
+	};
+	const struct cxlt_page_val vals[] = {
+		{ .samples = 3 }, { .samples = 1, .hint_faults = 1 }, { .samples = 9 },
+		{ .samples = 4 }, { .samples = 2 }, { .samples = 1 },
+	};
+	struct cxlt_page *p;
+
+	(void)state;
+	tracker__init(&tr, 0.5);
+	tracker__add_target(&tr, 100, 1, "a", ORIGIN_PID);
+	tracker__add_target(&tr, 200, 1, "b", ORIGIN_COMM);
+	tracker__ingest(&tr, keys, vals, ARRAY_SIZE(keys));
+
+	assert_int_equal(tr.dropped, 2);
+	assert_int_equal(tr.ingested, 4);
+	assert_int_equal(tr.targets[0].pt.nr, 2);
+	assert_int_equal(tr.targets[1].pt.nr, 1);
+	p = page_of(&tr, 100, BASE);
+	assert_non_null(p);
+	assert_int_equal(p->samples, 5);
+	assert_true(p->flags & CXLT_PAGE_SAMPLED);
+	assert_false(p->flags & CXLT_PAGE_HINTED);
+	assert_int_equal(p->node, CXLT_NODE_UNKNOWN);
+	p = page_of(&tr, 100, BASE + PG);
+	assert_int_equal(p->samples, 1);
+	assert_true(p->flags & CXLT_PAGE_HINTED);
+	assert_true(p->flags & CXLT_PAGE_SAMPLED);
+	p = page_of(&tr, 200, BASE);
+	assert_int_equal(p->samples, 4);
+	assert_int_equal(tr.targets[0].ctr.samples, 6);
+	assert_int_equal(tr.targets[1].ctr.samples, 4);
+	tracker__free(&tr);
+}
+
+static void ingest_samples_saturate_at_65535(void **state)
+{
+	struct tracker tr;
+	const struct cxlt_page_key key = { .tgid = 100, .vpage = BASE / PG };
+	const struct cxlt_page_val big = { .samples = 40000 };
+	const struct cxlt_page_val huge = { .samples = 1000000 };
+
+	(void)state;
+	tracker__init(&tr, 0.5);
+	tracker__add_target(&tr, 100, 1, "a", ORIGIN_PID);
+	tracker__ingest(&tr, &key, &big, 1);
+	assert_int_equal(page_of(&tr, 100, BASE)->samples, 40000);
+	tracker__ingest(&tr, &key, &big, 1);
+	assert_int_equal(page_of(&tr, 100, BASE)->samples, 65535);
+	tracker__ingest(&tr, &key, &huge, 1);
+	assert_int_equal(page_of(&tr, 100, BASE)->samples, 65535);
+	tracker__free(&tr);
+}
+
+static void age_decays_heat_and_counts_idle_epochs(void **state)
+{
+	struct tracker tr;
+	const struct cxlt_page_key key = { .tgid = 100, .vpage = BASE / PG };
+	const struct cxlt_page_val v8 = { .samples = 8 }, v2 = { .samples = 2 };
+	struct cxlt_page *p, *moved;
+	bool created;
+	int idx;
+
+	(void)state;
+	tracker__init(&tr, 0.5);
+	tracker__add_target(&tr, 100, 1, "a", ORIGIN_PID);
+	tracker__ingest(&tr, &key, &v8, 1);
+	idx = page_table__get(&tr.targets[0].pt, BASE + 10 * PG, &created);
+	moved = &tr.targets[0].pt.pages[idx];
+	moved->since_move = 0;
+	p = page_of(&tr, 100, BASE);
+
+	tracker__age(&tr);	/* epoch 1: 8 samples */
+	assert_int_equal(tr.epoch, 1);
+	assert_float_equal(p->heat, 8.0, 1e-6);
+	assert_int_equal(p->idle_epochs, 0);
+	assert_int_equal(p->since_move, CXLT_NEVER_MOVED);
+	assert_int_equal(moved->since_move, 1);
+	assert_int_equal(moved->idle_epochs, 1);
+	tracker__end_epoch(&tr);
+
+	tracker__age(&tr);	/* epoch 2: no sample */
+	assert_float_equal(p->heat, 4.0, 1e-6);
+	assert_int_equal(p->idle_epochs, 1);
+	tracker__end_epoch(&tr);
+	tracker__age(&tr);	/* epoch 3: no sample */
+	assert_float_equal(p->heat, 2.0, 1e-6);
+	assert_int_equal(p->idle_epochs, 2);
+	assert_int_equal(moved->since_move, 3);
+	assert_int_equal(moved->idle_epochs, 3);
+	tracker__end_epoch(&tr);
+
+	tracker__ingest(&tr, &key, &v2, 1);	/* epoch 4: 2 samples */
+	tracker__age(&tr);
+	assert_float_equal(p->heat, 2.0 * 0.5 + 2, 1e-6);
+	assert_int_equal(p->idle_epochs, 0);
+	assert_int_equal(p->since_move, CXLT_NEVER_MOVED);	/* never moved stays so */
+	assert_int_equal(tr.epoch, 4);
+	tracker__free(&tr);
+}
+
+static void age_saturates_idle_and_since_move(void **state)
+{
+	struct tracker tr;
+	struct cxlt_page *p;
+	bool created;
+	int idx;
+
+	(void)state;
+	tracker__init(&tr, 0.9);
+	tracker__add_target(&tr, 100, 1, "a", ORIGIN_PID);
+	idx = page_table__get(&tr.targets[0].pt, BASE, &created);
+	assert_int_equal(idx, 0);
+	p = &tr.targets[0].pt.pages[idx];
+	p->idle_epochs = UINT16_MAX - 1;
+	p->since_move = CXLT_NEVER_MOVED - 2;
+	tracker__age(&tr);
+	tracker__age(&tr);
+	tracker__age(&tr);
+	assert_int_equal(p->idle_epochs, UINT16_MAX);
+	/* A moved page never ages into "never moved". */
+	assert_true(p->since_move < CXLT_NEVER_MOVED);
+	assert_int_equal(p->since_move, CXLT_NEVER_MOVED - 1);
+	tracker__free(&tr);
+}
+
+static void end_epoch_clears_samples_and_hinted(void **state)
+{
+	struct tracker tr;
+	const struct cxlt_page_key key = { .tgid = 100, .vpage = BASE / PG };
+	const struct cxlt_page_val v = { .samples = 5, .hint_faults = 2 };
+	struct cxlt_page *p;
+
+	(void)state;
+	tracker__init(&tr, 0.5);
+	tracker__add_target(&tr, 100, 1, "a", ORIGIN_PID);
+	tracker__ingest(&tr, &key, &v, 1);
+	tracker__age(&tr);
+	tracker__end_epoch(&tr);
+	p = page_of(&tr, 100, BASE);
+	assert_int_equal(p->samples, 0);
+	assert_false(p->flags & CXLT_PAGE_HINTED);
+	assert_true(p->flags & CXLT_PAGE_SAMPLED);	/* "sampled since tracked" stays */
+	assert_float_equal(p->heat, 5.0, 1e-6);		/* heat is kept */
+	tracker__free(&tr);
+}
+
+/* ---- node query with a fake move_pages ---- */
+
+static struct {
+	int calls;
+	int pid;
+	bool nodes_was_null;
+	unsigned long pages;
+} q;
+
+/* Node = (page number % 3), except every 5th page is gone (-ENOENT). */
+static long fake_query(int pid, unsigned long count, void **pages, const int *nodes,
+		       int *status, int flags)
+{
+	(void)flags;
+	q.calls++;
+	q.pid = pid;
+	q.nodes_was_null = nodes == NULL;
+	q.pages += count;
+	for (unsigned long i = 0; i < count; i++) {
+		uint64_t pn = ((uint64_t)(uintptr_t)pages[i] - BASE) / PG;
+
+		status[i] = pn % 5 == 4 ? -ENOENT : pn % 7 == 6 ? -EFAULT : (int)(pn % 3);
+	}
+	return 0;
+}
+
+static long fake_query_esrch(int pid, unsigned long count, void **pages,
+			     const int *nodes, int *status, int flags)
+{
+	(void)pid; (void)count; (void)pages; (void)nodes; (void)status; (void)flags;
+	errno = ESRCH;
+	return -1;
+}
+
+static void query_nodes_fills_nodes_marks_gone_keeps_unknown(void **state)
+{
+	move_pages_fn saved = cxlt_move_pages;
+	struct tracker tr;
+	struct target *t;
+	const uint32_t n = 10000;	/* more than one query batch */
+	bool created;
+
+	(void)state;
+	tracker__init(&tr, 0.5);
+	tracker__add_target(&tr, 4242, 1, "a", ORIGIN_PID);
+	t = &tr.targets[0];
+	for (uint32_t i = 0; i < n; i++)
+		page_table__get(&t->pt, BASE + i * PG, &created);
+	memset(&q, 0, sizeof(q));
+	cxlt_move_pages = fake_query;
+	assert_int_equal(tracker__query_nodes(&tr, t, 0), 0);
+	cxlt_move_pages = saved;
+
+	assert_true(q.calls >= 2);
+	assert_int_equal(q.pid, 4242);
+	assert_true(q.nodes_was_null);	/* a query, not a move */
+	assert_int_equal(q.pages, n);
+	assert_int_equal(t->nodes_known, n);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct cxlt_page *p = &t->pt.pages[i];
+
+		if (i % 7 == 6 && i % 5 != 4) {
+			assert_true(p->flags & PAGE_GONE);	/* -EFAULT: no mapping */
+		} else if (i % 5 == 4) {
+			/* -ENOENT may be a PROT_NONE page (pre-6.5): unknown, kept */
+			assert_false(p->flags & PAGE_GONE);
+			assert_int_equal(p->node, CXLT_NODE_UNKNOWN);
+		} else {
+			assert_false(p->flags & PAGE_GONE);
+			assert_int_equal(p->node, i % 3);
+		}
+	}
+
+	/* Only records from `from` on are asked about; gone ones are skipped. */
+	memset(&q, 0, sizeof(q));
+	cxlt_move_pages = fake_query;
+	assert_int_equal(tracker__query_nodes(&tr, t, n - 10), 0);
+	cxlt_move_pages = saved;
+	assert_int_equal(q.calls, 1);
+	/* n-10 .. n-1 = 9990..9999: only 9995 (%7==6, -EFAULT) is gone */
+	assert_int_equal(q.pages, 9);
+	tracker__free(&tr);
+}
+
+static void query_nodes_reports_process_gone(void **state)
+{
+	move_pages_fn saved = cxlt_move_pages;
+	struct tracker tr;
+	bool created;
+
+	(void)state;
+	tracker__init(&tr, 0.5);
+	tracker__add_target(&tr, 4242, 1, "a", ORIGIN_PID);
+	page_table__get(&tr.targets[0].pt, BASE, &created);
+	cxlt_move_pages = fake_query_esrch;
+	assert_int_equal(tracker__query_nodes(&tr, &tr.targets[0], 0), -ESRCH);
+	cxlt_move_pages = saved;
+	tracker__free(&tr);
+}
+
+/* ---- a real scan of this process ---- */
+
+static void scan_self_tracks_every_touched_page_on_node0(void **state)
+{
+	const size_t len = 4 << 20;
+	move_pages_fn saved = cxlt_move_pages;
+	long psz = sysconf(_SC_PAGESIZE);
+	struct tracker tr;
+	struct target *t;
+	char *buf, *heap;
+	int err;
+
+	(void)state;
+	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(buf != MAP_FAILED);
+	heap = malloc(len);
+	assert_non_null(heap);
+	for (size_t off = 0; off < len; off += psz) {
+		buf[off] = 1;
+		heap[off] = 1;
+	}
+	tracker__init(&tr, 0.5);
+	tracker__add_target(&tr, getpid(), 1, "self", ORIGIN_PID);
+	t = &tr.targets[0];
+	/* A stale record of an address never mapped must be dropped by the scan. */
+	{
+		bool created;
+
+		page_table__get(&t->pt, 0x1000, &created);
+	}
+	cxlt_move_pages = saved;	/* the real one */
+	err = tracker__scan(&tr, t);
+	assert_int_equal(err, 0);
+	assert_true(t->last_scan_epoch > 0);
+	assert_true(t->pt.nr >= 2 * len / psz);
+	assert_true(t->scanned_new >= 2 * len / psz);
+	assert_int_equal(page_table__find(&t->pt, 0x1000), -1);
+	for (size_t off = 0; off < len; off += psz) {
+		uint64_t a = (uint64_t)(uintptr_t)(buf + off);
+		uint64_t h = (uint64_t)(uintptr_t)(heap + off) & ~((uint64_t)psz - 1);
+		int64_t ia = page_table__find(&t->pt, a), ih = page_table__find(&t->pt, h);
+
+		assert_true(ia >= 0);
+		assert_true(ih >= 0);
+		assert_int_equal(t->pt.pages[ia].node, 0);
+		assert_int_equal(t->pt.pages[ih].node, 0);
+		assert_false(t->pt.pages[ia].flags & PAGE_GONE);
+	}
+
+	/* Unmapped pages leave the table at the next scan. */
+	assert_int_equal(munmap(buf, len), 0);
+	assert_int_equal(tracker__scan(&tr, t), 0);
+	assert_int_equal(page_table__find(&t->pt, (uint64_t)(uintptr_t)buf), -1);
+	assert_int_equal(page_table__find(&t->pt, (uint64_t)(uintptr_t)buf + len - psz), -1);
+	assert_true(page_table__find(&t->pt, (uint64_t)(uintptr_t)heap & ~((uint64_t)psz - 1)) >= 0);
+	free(heap);
+	tracker__free(&tr);
+}
+
+static void scan_of_exited_process_is_esrch(void **state)
+{
+	struct tracker tr;
+
+	(void)state;
+	tracker__init(&tr, 0.5);
+	/* pid_max is at most 4194304: this pid cannot exist. */
+	tracker__add_target(&tr, 4194305, 1, "ghost", ORIGIN_PID);
+	assert_int_equal(tracker__scan(&tr, &tr.targets[0]), -ESRCH);
+	tracker__free(&tr);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(page_table_200k_inserts_all_found),
+		cmocka_unit_test(page_record_is_compact),
+		cmocka_unit_test(targets_add_find_remove),
+		cmocka_unit_test(ingest_two_targets_and_unknown_tgid),
+		cmocka_unit_test(ingest_samples_saturate_at_65535),
+		cmocka_unit_test(age_decays_heat_and_counts_idle_epochs),
+		cmocka_unit_test(age_saturates_idle_and_since_move),
+		cmocka_unit_test(end_epoch_clears_samples_and_hinted),
+		cmocka_unit_test(query_nodes_fills_nodes_marks_gone_keeps_unknown),
+		cmocka_unit_test(query_nodes_reports_process_gone),
+		cmocka_unit_test(scan_self_tracks_every_touched_page_on_node0),
+		cmocka_unit_test(scan_of_exited_process_is_esrch),
+	};
+
+	log_verbosity = LOG_WARN;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -49,6 +49,7 @@ struct config {
 	double decay;
 	uint32_t scan_epochs;
 	uint32_t heat_entries;
+	uint32_t hint_period_ms;
 	struct mover_opts mover;
 	bool observe;
 	bool keep_pins;
@@ -82,6 +83,8 @@ static const char usage_text[] =
 "      --decay F            heat decay per epoch, 0..1 (default 0.5)\n"
 "      --scan-epochs N      enumerate resident pages every N epochs (default 5)\n"
 "      --heat-entries N     capacity of the BPF heat map (default 1048576)\n"
+"      --hint-period-ms MS  source hint: longest period of the kernel's NUMA\n"
+"                           scanner, i.e. how often a page can report (default 1000)\n"
 "\n"
 "Topology:\n"
 "      --fast-nodes LIST    fast (DRAM) nodes, numactl syntax: 0-1,4\n"
@@ -140,6 +143,7 @@ enum {
 	OPT_POLICY_DIR = 256, OPT_POLICY_HELP, OPT_DECAY, OPT_SCAN_EPOCHS,
 	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,
 	OPT_HIGH, OPT_PINGPONG, OPT_OBSERVE, OPT_PIN_DIR, OPT_RUN_DIR, OPT_KEEP_PINS,
+	OPT_HINT_PERIOD,
 };
 
 static void parse_args(int argc, char **argv, struct config *c)
@@ -157,6 +161,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 		{ "decay", required_argument, NULL, OPT_DECAY },
 		{ "scan-epochs", required_argument, NULL, OPT_SCAN_EPOCHS },
 		{ "heat-entries", required_argument, NULL, OPT_HEAT_ENTRIES },
+		{ "hint-period-ms", required_argument, NULL, OPT_HINT_PERIOD },
 		{ "fast-nodes", required_argument, NULL, OPT_FAST },
 		{ "slow-nodes", required_argument, NULL, OPT_SLOW },
 		{ "sysfs-root", required_argument, NULL, OPT_SYSFS },
@@ -226,6 +231,11 @@ static void parse_args(int argc, char **argv, struct config *c)
 			if (parse_u64(optarg, 1024, 1 << 28, &u))
 				usage_error("--heat-entries '%s': expected 1024 to 268435456", optarg);
 			c->heat_entries = u;
+			break;
+		case OPT_HINT_PERIOD:
+			if (parse_int(optarg, 100, 600000, &v))
+				usage_error("--hint-period-ms '%s': expected 100 to 600000", optarg);
+			c->hint_period_ms = v;
 			break;
 		case OPT_FAST: c->fast_nodes = optarg; break;
 		case OPT_SLOW: c->slow_nodes = optarg; break;
@@ -534,6 +544,7 @@ int main(int argc, char **argv)
 		.epoch_ms = 1000,
 		.decay = 0.5,
 		.scan_epochs = 5,
+		.hint_period_ms = 1000,
 	};
 	struct sampler_opts so = { 0 };
 	char policy_dir[PATH_MAX];
@@ -605,7 +616,7 @@ int main(int argc, char **argv)
 	}
 	if ((err = sampler__open(&a.s, &so)))
 		goto out;
-	if (!strcmp(a.s.source, "hint") && (err = ksettings__take(&a.kset, cfg.sysfs_root)))
+	if (!strcmp(a.s.source, "hint") && (err = ksettings__take(&a.kset, cfg.sysfs_root, cfg.hint_period_ms)))
 		goto out;
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a.s.source,
 		a.s.source_why, a.s.pin_dir);

@@ -10,6 +10,8 @@
 
 #define NUMA_BALANCING "/proc/sys/kernel/numa_balancing"
 #define PROMOTE_RATE "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"
+/* Since 5.13 the scanner's tunables live in debugfs (if mounted). */
+#define SCAN_PERIOD_MAX "/sys/kernel/debug/sched/numa_balancing/scan_period_max_ms"
 
 static int write_text(const char *root, const char *path, const char *val)
 {
@@ -34,7 +36,7 @@ bool ksettings__hint_capable(const char *root)
 	return access(full, W_OK) == 0;
 }
 
-static int apply(struct ksettings *k, const char *path, const char *val)
+static int apply(struct ksettings *k, const char *path, const char *val, bool optional)
 {
 	struct ksetting *s = &k->set[k->nr];
 	int err;
@@ -43,6 +45,11 @@ static int apply(struct ksettings *k, const char *path, const char *val)
 		return -E2BIG;
 	s->path = path;
 	if ((err = read_text(k->root, path, s->old, sizeof(s->old)))) {
+		if (optional) {
+			pr_info("cannot read %s%s (%s): leaving it alone", k->root, path,
+				strerror(-err));
+			return 0;
+		}
 		pr_err("cannot read %s%s: %s", k->root, path, strerror(-err));
 		return err;
 	}
@@ -59,14 +66,23 @@ static int apply(struct ksettings *k, const char *path, const char *val)
 	return 0;
 }
 
-int ksettings__take(struct ksettings *k, const char *root)
+int ksettings__take(struct ksettings *k, const char *root, unsigned int scan_period_ms)
 {
+	char period[32];
 	int err;
 
 	memset(k, 0, sizeof(*k));
 	k->root = root ? root : "";
-	/* Rate limit first: the kernel must not promote in the instant mode 3 starts. */
-	if ((err = apply(k, PROMOTE_RATE, "0")) || (err = apply(k, NUMA_BALANCING, "3"))) {
+	snprintf(period, sizeof(period), "%u", scan_period_ms);
+	/*
+	 * Rate limit first: the kernel must not promote in the instant mode 3
+	 * starts.  The scanner's period stretches up to its maximum (60 s by
+	 * default) while it migrates nothing, which would starve the samples:
+	 * cap it, so each page can report about once a period.
+	 */
+	if ((err = apply(k, PROMOTE_RATE, "0", false)) ||
+	    (err = apply(k, SCAN_PERIOD_MAX, period, true)) ||
+	    (err = apply(k, NUMA_BALANCING, "3", false))) {
 		ksettings__restore(k);
 		return err;
 	}

@@ -28,8 +28,11 @@ struct ksettings {
 
 /* True when this kernel has NUMA balancing to sample with. */
 bool ksettings__hint_capable(const char *root);
-/* Applies the hint-sampling settings, remembering the old values; -errno. */
-int ksettings__take(struct ksettings *k, const char *root);
+/*
+ * Applies the hint-sampling settings, remembering the old values; -errno.
+ * scan_period_ms caps the scanner's period: the sampling-rate knob.
+ */
+int ksettings__take(struct ksettings *k, const char *root, unsigned int scan_period_ms);
 /* Puts back every value changed; safe to call twice. */
 void ksettings__restore(struct ksettings *k);
 

@@ -452,6 +452,7 @@ static int epoch(struct agent *a)
 	const struct mover_stats *e = &a->m.epoch;
 	double t0 = now_sec();
 	uint64_t fast, slow;
+	bool rescanned = false;
 	int drained, err;
 
 	targets__refresh(&a->cfg->specs, &a->tr, &a->s);
@@ -464,6 +465,11 @@ static int epoch(struct agent *a)
 		bool scan = !t->last_scan_epoch ||
 			    a->tr.epoch + 1 - t->last_scan_epoch >= a->cfg->scan_epochs;
 
+		if (scan && !rescanned) {
+			/* Memory blocks come and go with hotplug: re-read before scans. */
+			pfn_nodes__load(&a->tr.pfn, a->cfg->sysfs_root);
+			rescanned = true;
+		}
 		err = scan ? tracker__scan(&a->tr, t) : tracker__query_nodes(&a->tr, t, t->nodes_known);
 		if (err == -ESRCH)
 			t->gone = true;

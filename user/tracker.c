@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: MIT
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ struct pm_scan_arg {
 #define PAGE_IS_PRESENT (1 << 3)
 #define PAGE_IS_PFNZERO (1 << 5)
 #define PM_PRESENT (1ULL << 63)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
 
 #define MIN_SLOTS 1024
 /* Scratch flag: the page was found resident by the scan in progress. */
@@ -148,6 +150,67 @@ static void page_table__free(struct page_table *pt)
 	memset(pt, 0, sizeof(*pt));
 }
 
+int pfn_nodes__load(struct pfn_nodes *pn, const char *root)
+{
+	char path[1024], text[64];
+	uint64_t block_bytes, max_block = 0;
+	struct dirent *de;
+	DIR *d;
+	int err;
+
+	pfn_nodes__free(pn);
+	if (!root)
+		root = "";
+	if ((err = read_text(root, "/sys/devices/system/memory/block_size_bytes", text, sizeof(text))))
+		return err;
+	block_bytes = strtoull(text, NULL, 16);
+	if (!block_bytes || (block_bytes & (block_bytes - 1)) || block_bytes < 4096)
+		return -EINVAL;
+	pn->block_shift = __builtin_ctzll(block_bytes) - 12;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int node = 0; node < 64; node++) {
+			snprintf(path, sizeof(path), "%s/sys/devices/system/node/node%d", root, node);
+			d = opendir(path);
+			if (!d)
+				continue;
+			while ((de = readdir(d))) {
+				unsigned long long b;
+
+				if (sscanf(de->d_name, "memory%llu", &b) != 1)
+					continue;
+				if (pass == 0 && b + 1 > max_block)
+					max_block = b + 1;
+				else if (pass == 1 && b < pn->nr_blocks)
+					pn->block_node[b] = (int8_t)node;
+			}
+			closedir(d);
+		}
+		if (pass == 0) {
+			if (!max_block)
+				return -ENOENT;
+			pn->block_node = malloc(max_block);
+			if (!pn->block_node)
+				return -ENOMEM;
+			memset(pn->block_node, -1, max_block);
+			pn->nr_blocks = max_block;
+		}
+	}
+	return 0;
+}
+
+void pfn_nodes__free(struct pfn_nodes *pn)
+{
+	free(pn->block_node);
+	memset(pn, 0, sizeof(*pn));
+}
+
+int pfn_nodes__node(const struct pfn_nodes *pn, uint64_t pfn)
+{
+	uint64_t b = pfn >> pn->block_shift;
+
+	return pfn && b < pn->nr_blocks ? pn->block_node[b] : CXLT_NODE_UNKNOWN;
+}
+
 int tracker__init(struct tracker *tr, double decay)
 {
 	memset(tr, 0, sizeof(*tr));
@@ -161,6 +224,7 @@ void tracker__free(struct tracker *tr)
 	for (uint32_t i = 0; i < tr->nr_targets; i++)
 		page_table__free(&tr->targets[i].pt);
 	free(tr->targets);
+	pfn_nodes__free(&tr->pfn);
 	memset(tr, 0, sizeof(*tr));
 }
 
@@ -307,7 +371,7 @@ int tracker__query_nodes(struct tracker *tr, struct target *t, uint32_t from)
 		uint32_t n = 0;
 
 		for (; i < pt->nr && n < BATCH; i++) {
-			if (pt->pages[i].flags & PAGE_GONE)
+			if ((pt->pages[i].flags & PAGE_GONE) || pt->pages[i].node >= 0)
 				continue;
 			addrs[n] = (void *)(uintptr_t)pt->pages[i].addr;
 			idx[n++] = i;
@@ -347,8 +411,11 @@ static bool vma_eligible(const char *perms, unsigned long inode, const char *nam
 	return inode == 0 || perms[1] == 'w';
 }
 
-/* Marks a present page as seen by this scan, adding it when new. */
-static int scan_mark(struct target *t, uint64_t addr)
+/*
+ * Marks a present page as seen by this scan, adding it when new; node is
+ * where the scan found it, or unknown (then move_pages is asked).
+ */
+static int scan_mark(struct target *t, uint64_t addr, int node)
 {
 	bool created;
 	int idx = page_table__get(&t->pt, addr, &created);
@@ -356,6 +423,7 @@ static int scan_mark(struct target *t, uint64_t addr)
 	if (idx < 0)
 		return idx;
 	t->pt.pages[idx].flags |= PAGE_SEEN;
+	t->pt.pages[idx].node = (int8_t)node;
 	if (created)
 		t->scanned_new++;
 	return 0;
@@ -383,7 +451,7 @@ static int scan_range_pagemap_scan(int fd, struct target *t, uint64_t start,
 			return -errno;
 		for (long r = 0; r < n; r++)
 			for (uint64_t a = regions[r].start; a < regions[r].end; a += psz) {
-				int err = scan_mark(t, a);
+				int err = scan_mark(t, a, CXLT_NODE_UNKNOWN);
 
 				if (err)
 					return err;
@@ -395,8 +463,8 @@ static int scan_range_pagemap_scan(int fd, struct target *t, uint64_t start,
 	return 0;
 }
 
-static int scan_range_pagemap(int fd, struct target *t, uint64_t start,
-			      uint64_t end, long psz)
+static int scan_range_pagemap(int fd, struct tracker *tr, struct target *t,
+			      uint64_t start, uint64_t end, long psz)
 {
 	uint64_t ents[4096];
 
@@ -415,7 +483,10 @@ static int scan_range_pagemap(int fd, struct target *t, uint64_t start,
 
 			if (!(ents[k] & PM_PRESENT))
 				continue;
-			err = scan_mark(t, a);
+			/* PFNs read as 0 without CAP_SYS_ADMIN: node unknown then. */
+			err = scan_mark(t, a, tr->pfn.nr_blocks ?
+					pfn_nodes__node(&tr->pfn, ents[k] & PM_PFN_MASK) :
+					CXLT_NODE_UNKNOWN);
 			if (err)
 				return err;
 		}
@@ -455,14 +526,14 @@ int tracker__scan(struct tracker *tr, struct target *t)
 		if (have_pagemap_scan != 0) {
 			err = scan_range_pagemap_scan(fd, t, start, end, psz);
 			if (have_pagemap_scan < 0 && (err == -ENOTTY || err == -EINVAL)) {
-				pr_info("this kernel has no PAGEMAP_SCAN: reading pagemap instead (slower)");
+				pr_info("this kernel has no PAGEMAP_SCAN: reading pagemap instead (slower; page frames give the nodes)");
 				have_pagemap_scan = 0;
 			} else if (have_pagemap_scan < 0 && !err) {
 				have_pagemap_scan = 1;
 			}
 		}
 		if (have_pagemap_scan == 0)
-			err = scan_range_pagemap(fd, t, start, end, psz);
+			err = scan_range_pagemap(fd, tr, t, start, end, psz);
 	}
 	close(fd);
 	fclose(maps);

@@ -45,6 +45,21 @@ struct target {
 	struct target_counters ctr;
 };
 
+/*
+ * Which node a physical page frame sits on, from the memory blocks listed
+ * under /sys/devices/system/node/nodeN/memoryM.  Lets a pagemap scan place
+ * pages that move_pages cannot see (PROT_NONE under NUMA scanning, < 6.5).
+ */
+struct pfn_nodes {
+	int8_t *block_node;	/* -1: unknown */
+	uint64_t nr_blocks;
+	unsigned int block_shift;	/* log2(pages per memory block) */
+};
+
+int pfn_nodes__load(struct pfn_nodes *pn, const char *root);
+void pfn_nodes__free(struct pfn_nodes *pn);
+int pfn_nodes__node(const struct pfn_nodes *pn, uint64_t pfn);
+
 struct tracker {
 	struct target *targets;
 	uint32_t nr_targets, cap_targets;
@@ -53,6 +68,7 @@ struct tracker {
 	long page_size;
 	uint64_t ingested;	/* heat map entries folded in, all time */
 	uint64_t dropped;	/* entries of processes that are no longer targets */
+	struct pfn_nodes pfn;	/* optional; empty = ask move_pages only */
 };
 
 int tracker__init(struct tracker *tr, double decay);

@@ -11,7 +11,9 @@
  * period, wrapping around. Page i is owned by thread i % threads: only its owner
  * touches it, so there is no data race and verification is exact. An operation goes
  * to one of the thread's hot pages with probability --skew, else to one of its cold
- * pages, each picked uniformly (splitmix64 PRNG per thread, seeded from --seed).
+ * pages, each picked uniformly (splitmix64 PRNG per thread, seeded from --seed); a
+ * thread that owns no page of the window (fewer hot pages than threads) works on
+ * its cold pages only.
  *
  * Content scheme. A page is 64-byte lines of eight 64-bit words, L lines per page.
  *   line 0:  word 0 = MAGIC, word 1 = page index, word 2 = version v,
@@ -21,13 +23,14 @@
  *            1 + u % (L - 1) (a rotating line); 0 if none (the set-up fill).
  * body() is a splitmix64-style mix of (idx, version, word), so every word of every
  * page is a known function of the page's version. An operation on a page with
- * version v reads line 0 and one random word of another line, checks them against
- * the version recorded outside the buffer (expect[], so a lost write is caught, not
- * only a garbled one), then writes version v + 1 into line 0 and rewrites the
- * rotating line: two to three cache lines per operation. The final check (--verify)
- * recomputes every word of every page. A page found wrong during the run is counted,
- * then rewritten whole, so each corruption is counted once.
- * "mismatches" counts 64-bit words found wrong.
+ * version v (kept outside the buffer too, per owner thread, so a lost write is
+ * caught and not only a garbled one) writes version v + 1 into line 0 and rewrites
+ * the rotating line of v + 1: two to three cache lines per operation. With --verify
+ * it first checks line 0, the line it is about to rewrite and one random word
+ * elsewhere, so no corrupted word is overwritten unseen; the final check recomputes
+ * every word of every page. A page found wrong during the run is checked whole,
+ * then rewritten, so each corruption is counted once: "mismatches" counts the
+ * 64-bit words found wrong.
  *
  * Placement. --hot-node / --cold-node bind the first touch of the hot / cold pages
  * with set_mempolicy(MPOL_BIND), then restore MPOL_DEFAULT so nothing pins the pages
@@ -35,6 +38,7 @@
  * --thp a huge page straddling the hot/cold boundary lands wholly on one node.
  */
 #define _GNU_SOURCE
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -58,7 +62,6 @@
 #define WORDS_PER_LINE 8
 #define MAX_THREADS 256
 #define MAX_SHOWN 8 /* mismatches printed in detail */
-#define QUERY_BATCH 4096 /* pages per move_pages query */
 #define THP_SIZE (2UL << 20)
 
 enum { EXIT_VERIFY = 1, EXIT_USAGE = 2, EXIT_SYSERR = 3 };
@@ -163,19 +166,18 @@ static inline uint64_t expected_word(const struct bench *b, size_t idx, uint64_t
 	return body_word(idx, line_version(b, word / WORDS_PER_LINE, v), word);
 }
 
-static bool check_word(struct bench *b, size_t idx, uint64_t v, size_t word)
+static void check_word(struct bench *b, size_t idx, uint64_t v, size_t word)
 {
 	uint64_t want = expected_word(b, idx, v, word);
 	uint64_t found = b->buf[idx * b->words_per_page + word];
 
 	if (found == want)
-		return true;
+		return;
 	atomic_fetch_add(&b->mismatches, 1);
 	pthread_mutex_lock(&b->lock);
 	if (b->nshown < MAX_SHOWN)
 		b->shown[b->nshown++] = (struct mismatch){ idx, word, want, found };
 	pthread_mutex_unlock(&b->lock);
-	return false;
 }
 
 static void page_fill(struct bench *b, size_t idx, uint64_t v)
@@ -197,14 +199,20 @@ static void page_op(struct worker *w, size_t idx)
 	bool ok = true;
 
 	if (b->opt.verify) {
-		for (size_t word = 0; word < WORDS_PER_LINE; word++)
-			ok &= check_word(b, idx, *version, word);
-		ok &= check_word(b, idx, *version, probe);
+		/* line 0, the probe, and the line about to be rewritten */
+		for (size_t word = 0; word < WORDS_PER_LINE; word++) {
+			ok &= page[word] == expected_word(b, idx, *version, word);
+			ok &= page[first + word] ==
+			      expected_word(b, idx, *version, first + word);
+		}
+		ok &= page[probe] == expected_word(b, idx, *version, probe);
 	} else {
 		w->sink += page[2] + page[probe];
 	}
 	*version = nv;
-	if (!ok) { /* repair, so a corruption is counted once */
+	if (!ok) { /* count every wrong word, then repair: counted once */
+		for (size_t word = 0; word < b->words_per_page; word++)
+			check_word(b, idx, nv - 1, word);
 		page_fill(b, idx, nv);
 		return;
 	}
@@ -300,46 +308,49 @@ static int place_pages(struct bench *b, size_t first, size_t count, long node)
 /* "tierbench: placement hot: nodeN=<pages>... err=<pages> cold: ..." */
 static int report_placement(struct bench *b)
 {
-	int max_node = numa_max_node(), status[QUERY_BATCH], err = 0;
-	size_t *per_node = malloc(((size_t)max_node + 2) * sizeof(*per_node)), len;
-	size_t first[2] = { 0, b->hot_pages };
-	size_t count[2] = { b->hot_pages, b->pages - b->hot_pages };
-	void *addrs[QUERY_BATCH];
-	char *text = NULL;
-	FILE *line = open_memstream(&text, &len);
+	int max_node = numa_max_node(), *status = malloc(b->pages * sizeof(*status));
+	size_t *per_node = calloc(2 * ((size_t)max_node + 2), sizeof(*per_node));
+	void **addrs = malloc(b->pages * sizeof(*addrs));
+	int err = 0;
 
-	for (int set = 0; set < 2 && per_node && line && !err; set++) {
-		memset(per_node, 0, ((size_t)max_node + 2) * sizeof(*per_node));
-		for (size_t done = 0; done < count[set] && !err; done += QUERY_BATCH) {
-			size_t n = count[set] - done < QUERY_BATCH ? count[set] - done : QUERY_BATCH;
-
-			for (size_t i = 0; i < n; i++) {
-				addrs[i] = b->buf + (first[set] + done + i) * b->words_per_page;
-				status[i] = INT_MIN; /* sentinel: catches an entry left unset */
-			}
-			if (move_pages(0, n, addrs, NULL, status, 0) < 0)
-				err = -errno;
-			for (size_t i = 0; i < n && !err; i++) /* [max_node + 1]: negative */
-				per_node[status[i] >= 0 && status[i] <= max_node ?
-						 status[i] : max_node + 1]++;
-		}
-		fprintf(line, " %s:", set ? "cold" : "hot");
-		for (int node = 0; node <= max_node; node++)
-			if (per_node[node])
-				fprintf(line, " node%d=%zu", node, per_node[node]);
-		fprintf(line, " err=%zu", per_node[max_node + 1]);
-	}
-	if (!per_node || !line)
+	if (!status || !per_node || !addrs) {
 		err = -ENOMEM;
-	if (line)
-		fclose(line);
+		goto out;
+	}
+	for (size_t idx = 0; idx < b->pages; idx++) {
+		addrs[idx] = b->buf + idx * b->words_per_page;
+		status[idx] = INT_MIN; /* sentinel: catches an entry left unset */
+	}
+	if (move_pages(0, b->pages, addrs, NULL, status, 0) < 0) {
+		err = -errno;
+		goto out;
+	}
+	/* per_node[set * (max_node + 2) + node]; node max_node + 1: negative status */
+	for (size_t idx = 0; idx < b->pages; idx++) {
+		int node = status[idx] >= 0 && status[idx] <= max_node ? status[idx] : max_node + 1;
+
+		per_node[(idx >= b->hot_pages) * ((size_t)max_node + 2) + (size_t)node]++;
+	}
+	if (b->opt.quiet)
+		goto out;
+	printf("tierbench: placement");
+	for (int set = 0; set < 2; set++) {
+		size_t *count = per_node + set * ((size_t)max_node + 2);
+
+		printf(" %s:", set ? "cold" : "hot");
+		for (int node = 0; node <= max_node; node++)
+			if (count[node])
+				printf(" node%d=%zu", node, count[node]);
+		printf(" err=%zu", count[max_node + 1]);
+	}
+	printf("\n");
+out:
 	if (err)
 		fprintf(stderr, "tierbench: cannot query page placement with move_pages: %s\n",
 			strerror(-err));
-	else if (!b->opt.quiet)
-		printf("tierbench: placement%s\n", text);
-	free(text);
+	free(addrs);
 	free(per_node);
+	free(status);
 	return err;
 }
 
@@ -369,17 +380,6 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static void sleep_for(double seconds)
-{
-	struct timespec ts;
-
-	if (seconds <= 0)
-		return;
-	ts.tv_sec = (time_t)seconds;
-	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
-	nanosleep(&ts, NULL); /* a signal cuts it short: fine, the caller loops */
 }
 
 /* --wait-start: return on a newline, EOF, a read error or SIGINT/SIGTERM */
@@ -415,39 +415,40 @@ static int parse_double(const char *s, double *v)
 	return errno || end == s || *end || !isfinite(*v) ? -EINVAL : 0;
 }
 
-static int parse_ull(const char *s, unsigned long long *v, char **end)
+/* a whole number, checked against [lo, hi] unless end is wanted (a suffix follows) */
+static int parse_ull(const char *s, unsigned long long lo, unsigned long long hi,
+		     unsigned long long *v, char **end)
 {
+	char *stop;
+
 	if (strchr(s, '-')) /* strtoull would quietly wrap a negative number */
 		return -EINVAL;
 	errno = 0;
-	*v = strtoull(s, end, 10);
-	return errno || *end == s ? -EINVAL : 0;
+	*v = strtoull(s, &stop, 10);
+	if (errno || stop == s || (!end && (*stop || *v < lo || *v > hi)))
+		return -EINVAL;
+	if (end)
+		*end = stop;
+	return 0;
 }
 
 static int parse_size(const char *s, size_t *size)
 {
+	static const char units[] = "KMG";
 	unsigned long long v, mult = 1;
+	const char *unit;
 	char *end;
 
-	if (parse_ull(s, &v, &end))
+	if (parse_ull(s, 0, 0, &v, &end))
 		return -EINVAL;
-	switch (*end) {
-	case 'G': case 'g': mult <<= 10; /* fall through */
-	case 'M': case 'm': mult <<= 10; /* fall through */
-	case 'K': case 'k': mult <<= 10; end++; break;
+	if (*end && (unit = strchr(units, toupper((unsigned char)*end)))) {
+		mult <<= 10 * (unit - units + 1);
+		end++;
 	}
 	if (*end || v > SIZE_MAX / mult)
 		return -EINVAL;
 	*size = v * mult;
 	return 0;
-}
-
-static int parse_range(const char *s, unsigned long long lo, unsigned long long hi,
-		       unsigned long long *v)
-{
-	char *end;
-
-	return parse_ull(s, v, &end) || *end || *v < lo || *v > hi ? -EINVAL : 0;
 }
 
 static void usage(FILE *f)
@@ -525,7 +526,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 				why = "expected a fraction from 0 to 1";
 			break;
 		case 't':
-			if (parse_range(optarg, 1, MAX_THREADS, &v))
+			if (parse_ull(optarg, 1, MAX_THREADS, &v, NULL))
 				why = "expected a whole number from 1 to 256";
 			o->threads = (unsigned long)v;
 			break;
@@ -538,12 +539,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		}
 		case 'N': case 'C':
-			if (parse_range(optarg, 0, INT_MAX, &v))
+			if (parse_ull(optarg, 0, INT_MAX, &v, NULL))
 				why = "expected a node number >= 0";
 			*(c == 'N' ? &o->hot_node : &o->cold_node) = (long)v;
 			break;
 		case 'r':
-			if (parse_range(optarg, 0, ULLONG_MAX, &o->seed))
+			if (parse_ull(optarg, 0, ULLONG_MAX, &o->seed, NULL))
 				why = "expected a whole number >= 0";
 			break;
 		case 'v': o->verify = true; break;
@@ -629,7 +630,7 @@ static double run(struct bench *b)
 				size_t start = hot_start_page(b, atomic_load(&b->shift_epoch));
 
 				if (!o->quiet)
-					printf("tierbench: progress seconds=%.1f ops=%llu ops_per_sec=%.0f hot_start=%p\n",
+					printf("tierbench: progress seconds=%.3f ops=%llu ops_per_sec=%.0f hot_start=%p\n",
 					       t - t0, ops, (double)(ops - last_ops) / (t - last_t),
 					       (void *)(b->buf + start * b->words_per_page));
 				last_ops = ops;
@@ -638,8 +639,9 @@ static double run(struct bench *b)
 			}
 			wake = next_report < wake ? next_report : wake;
 		}
-		/* capped: a signal landing just before the sleep waits at most 0.1 s */
-		sleep_for(wake - t < 0.1 ? wake - t : 0.1);
+		/* capped: a signal landing just before the sleep waits at most 0.1 s;
+		 * one landing during it cuts it short */
+		usleep((useconds_t)((wake - t < 0.1 ? wake - t : 0.1) * 1e6));
 	}
 	atomic_store(&b->stop, true);
 	return (t < end ? now() : t) - t0;

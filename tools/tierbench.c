@@ -72,7 +72,7 @@ struct options {
 	unsigned long threads;
 	unsigned long long seed;
 	long hot_node, cold_node;
-	bool verify, wait_start, thp, quiet;
+	bool verify, wait_start, thp, quiet, placement;
 };
 
 struct mismatch {
@@ -476,6 +476,8 @@ static void usage(FILE *f)
 "      --wait-start           after set-up and the info line, wait for a line (or\n"
 "                             EOF) on stdin before running\n"
 "      --report-interval SECONDS  print ops/s every SECONDS (default 0: off)\n"
+"      --placement            with each progress line and at the end, print how\n"
+"                             many hot and cold pages sit on each node\n"
 "  -q, --quiet                print only the end report (and, with --wait-start,\n"
 "                             the info line)\n"
 "  -h, --help                 show this text\n\n"
@@ -503,6 +505,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "seed", required_argument, NULL, 'r' },
 		{ "wait-start", no_argument, NULL, 'w' },
 		{ "report-interval", required_argument, NULL, 'i' },
+		{ "placement", no_argument, NULL, 'L' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -551,6 +554,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'T': o->thp = true; break;
 		case 'w': o->wait_start = true; break;
 		case 'q': o->quiet = true; break;
+		case 'L': o->placement = true; break;
 		case 'h': usage(stdout); exit(0);
 		default: goto bad;
 		}
@@ -633,6 +637,9 @@ static double run(struct bench *b)
 					printf("tierbench: progress seconds=%.3f ops=%llu ops_per_sec=%.0f hot_start=%p\n",
 					       t - t0, ops, (double)(ops - last_ops) / (t - last_t),
 					       (void *)(b->buf + start * b->words_per_page));
+				if (o->placement)
+					report_placement(b);
+				fflush(stdout);
 				last_ops = ops;
 				last_t = t;
 				next_report += o->report_interval;
@@ -746,6 +753,9 @@ int main(int argc, char **argv)
 	}
 	if (o->verify)
 		verify_all(&b);
+	/* After verify: it touched every page, so none is PROT_NONE to move_pages. */
+	if (o->placement)
+		report_placement(&b);
 
 	mismatches = atomic_load(&b.mismatches);
 	for (size_t i = 0; i < b.nshown; i++) {

@@ -669,9 +669,11 @@ int main(int argc, char **argv)
 			break;
 		}
 	}
-	pr_info("stopped after %llu epochs: promoted %llu, demoted %llu pages; %llu heat entries drained",
-		(unsigned long long)a.tr.epoch, (unsigned long long)a.m.total.promoted,
-		(unsigned long long)a.m.total.demoted, (unsigned long long)a.s.drained);
+	pr_info("stopped after %llu epochs: moved %llu pages (promoted %llu, demoted %llu, other %llu); %llu heat entries drained",
+		(unsigned long long)a.tr.epoch,
+		(unsigned long long)(a.m.total.promoted + a.m.total.demoted + a.m.total.moved_other),
+		(unsigned long long)a.m.total.promoted, (unsigned long long)a.m.total.demoted,
+		(unsigned long long)a.m.total.moved_other, (unsigned long long)a.s.drained);
 	err = 0;
 out:
 	ksettings__restore(&a.kset);

@@ -179,9 +179,12 @@ int targets__refresh(struct target_specs *ts, struct tracker *tr, struct sampler
 			i++;
 			continue;
 		}
-		pr_info("target pid %d (%s) %s: dropping its %u tracked pages", t->pid, t->comm,
+		pr_info("target pid %d (%s) %s: dropping its %u tracked pages (moved %llu: promoted %llu, demoted %llu)",
+			t->pid, t->comm,
 			err ? "exited" : start != t->start_time ? "exited and its PID was reused" :
-			"is gone", t->pt.nr);
+			"is gone", t->pt.nr,
+			(unsigned long long)(t->ctr.promoted + t->ctr.demoted),
+			(unsigned long long)t->ctr.promoted, (unsigned long long)t->ctr.demoted);
 		if (s)
 			sampler__del_target(s, t->pid);
 		tracker__remove_target(tr, i);

@@ -1,0 +1,54 @@
+# promote: tierbench's hot set starts on node 1 (CXL); the agent with its
+# default policy and source brings >= 90% of it to node 0 within 30 s, the
+# cold pages stay on node 1, the kernel itself promotes nothing, and the
+# kernel settings the agent changed are back when it stops.
+. /tests/lib.sh
+
+nb0=$(cat /proc/sys/kernel/numa_balancing)
+rl0=$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)
+promote0=$(vmstat pgpromote_success)
+
+tierbench --size 64M --hot 0.25 --skew 1 --hot-node 1 --cold-node 1 --duration 120 \
+	--report-interval 1 --placement --verify > /tmp/tb.out 2>&1 &
+wait_for /tmp/tb.out '^tierbench: placement'
+tb=$(tb_pid /tmp/tb.out)
+hot=$(sed -n 's/.*hot_pages=\([0-9]*\).*/\1/p' /tmp/tb.out)
+[ "$(placement_of /tmp/tb.out hot 1)" = "$hot" ] || fail "hot set not on node 1 at start: $(grep placement /tmp/tb.out)"
+
+t0=$(now)
+cxltierd --pid "$tb" --duration 32 > /tmp/agent.log 2>&1 &
+agent=$!
+reached=""
+settled=0
+# Watch until 90% is reached, then 5 s more: the cold pages must stay put.
+while kill -0 "$agent" 2>/dev/null && [ "$settled" -lt 5 ]; do
+	sleep 1
+	on0=$(placement_of /tmp/tb.out hot 0)
+	echo "t=$(elapsed "$t0")s hot on node 0: $on0 of $hot"
+	if [ -z "$reached" ] && [ "$on0" -ge $((hot * 9 / 10)) ]; then
+		reached=$(elapsed "$t0")
+	fi
+	[ -n "$reached" ] && settled=$((settled + 1))
+done
+kill -TERM "$agent" 2>/dev/null
+wait "$agent" || fail "cxltierd exited $? after SIGTERM"
+kill -INT "$tb"
+wait "$tb" || fail "tierbench failed: $(tail -3 /tmp/tb.out)"
+grep -q 'sampler: hint' /tmp/agent.log || fail "the agent did not pick the hint source"
+grep -q 'verify=ok' /tmp/tb.out || fail "tierbench: $(tail -2 /tmp/tb.out)"
+cold=$(sed -n 's/.*pages=\([0-9]*\) hot_start.*/\1/p' /tmp/tb.out)
+cold=$((cold - hot))
+cold1=$(placement_of /tmp/tb.out cold 1)
+hot0=$(placement_of /tmp/tb.out hot 0)
+res hot_pages "$hot"
+res hot_on_node0_at_end "$hot0"
+res seconds_to_90pct "${reached:-never}"
+res cold_on_node1_at_end "$cold1"
+res kernel_promotions $(( $(vmstat pgpromote_success) - promote0 ))
+[ -n "$reached" ] || fail "90% of the hot set never reached node 0"
+awk -v r="$reached" 'BEGIN { exit !(r <= 30) }' || fail "90% of the hot set took ${reached}s (> 30 s)"
+[ "$cold1" -eq "$cold" ] || fail "cold pages left node 1: $cold1 of $cold still there"
+[ "$(vmstat pgpromote_success)" -eq "$promote0" ] || fail "the kernel promoted pages itself"
+[ "$(cat /proc/sys/kernel/numa_balancing)" = "$nb0" ] || fail "numa_balancing not restored"
+[ "$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)" = "$rl0" ] || fail "promotion rate limit not restored"
+echo "promote: ok"

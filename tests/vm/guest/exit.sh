@@ -1,0 +1,49 @@
+# exit: target processes exit and new ones start while migrations are in
+# flight.  The agent (by command name, flip policy: always migrating) keeps
+# running, drops the pages of each process that exits, reports no error but
+# counted "page gone" statuses, and migrates the pages of every new process.
+. /tests/lib.sh
+
+procs=8
+t0=$(now)
+cxltierd --comm tierbench --policy /usr/lib/cxltier/test-policies/flip.so --source fault \
+	--pingpong-epochs 0 --rate 100000 --epoch-ms 100 --scan-epochs 1 \
+	--low-wmark 0 --high-wmark 0 --duration 120 > /tmp/agent.log 2>&1 &
+agent=$!
+wait_for /tmp/agent.log 'maps and programs pinned'
+pids=""
+for i in $(seq 1 $procs); do
+	tierbench --size 16M --threads 1 --duration 1.5 --verify > "/tmp/tb$i.out" 2>&1 &
+	pids="$pids $!"
+	sleep 0.7
+done
+for p in $pids; do
+	wait "$p" || fail "tierbench pid $p failed"
+done
+sleep 1	# the agent notices the last exit
+kill -0 "$agent" 2>/dev/null || fail "the agent died"
+cxltierctl status --json > /tmp/status.json || fail "no status from the agent"
+kill -TERM "$agent"
+wait "$agent" || fail "cxltierd exited $? after SIGTERM"
+
+for i in $(seq 1 $procs); do
+	grep -q 'verify=ok mismatches=0' "/tmp/tb$i.out" || fail "tierbench $i: $(tail -2 /tmp/tb$i.out)"
+done
+added=$(grep -c 'target pid .* added' /tmp/agent.log)
+dropped=$(grep -c 'target pid .* exited' /tmp/agent.log)
+unmoved=$(grep 'target pid .* exited' /tmp/agent.log | grep -c '(moved 0:')
+res processes "$procs"
+res targets_added "$added"
+res targets_dropped "$dropped"
+res targets_never_migrated "$unmoved"
+res seconds "$(elapsed "$t0")"
+for k in promoted demoted gone busy process_gone nomem access other_error unreported call_failed; do
+	res "mover_$k" "$(jq ".mover.$k" /tmp/status.json)"
+done
+[ "$added" -eq "$procs" ] || fail "$added of $procs processes were picked up"
+[ "$dropped" -eq "$procs" ] || fail "$dropped of $procs exits were noticed"
+[ "$unmoved" -eq 0 ] || fail "$unmoved processes had no page migrated"
+grep -E '^(warning|error):' /tmp/agent.log && fail "the agent reported errors"
+jq -e '.mover | .nomem + .access + .other_error + .unreported + .call_failed == 0' \
+	/tmp/status.json > /dev/null || fail "errors other than page gone: $(jq -c .mover /tmp/status.json)"
+echo "exit: ok"

@@ -82,7 +82,8 @@ static const char usage_text[] =
 "  -e, --epoch-ms MS        epoch length (default 1000)\n"
 "      --decay F            heat decay per epoch, 0..1 (default 0.5)\n"
 "      --scan-epochs N      enumerate resident pages every N epochs (default 5)\n"
-"      --heat-entries N     capacity of the BPF heat map (default 1048576)\n"
+"      --heat-entries N     capacity of the BPF heat map (default: RAM pages / 16,\n"
+"                           at least 16384, at most 262144; ~80 bytes each)\n"
 "      --hint-period-ms MS  source hint: longest period of the kernel's NUMA\n"
 "                           scanner, i.e. how often a page can report (default 1000)\n"
 "\n"
@@ -613,6 +614,14 @@ int main(int argc, char **argv)
 	so.source = cfg.source;
 	so.pin_dir = cfg.pin_dir;
 	so.sysfs_root = cfg.sysfs_root;
+	if (!cfg.heat_entries) {
+		/* The LRU map is preallocated: size it to the machine. */
+		uint64_t ram = 0;
+
+		for (int i = 0; i < a.topo.nr_nodes; i++)
+			ram += a.topo.nodes[i].total_pages;
+		cfg.heat_entries = ram / 16 < 16384 ? 16384 : ram / 16 > 262144 ? 262144 : ram / 16;
+	}
 	so.heat_entries = cfg.heat_entries;
 	so.allow_hint = a.migrate && ksettings__hint_capable(cfg.sysfs_root);
 	if (!strcmp(cfg.source, "hint") && !ksettings__hint_capable(cfg.sysfs_root)) {

@@ -4,6 +4,7 @@
 #include <numaif.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include "mover.h"
 #include "util.h"
@@ -12,6 +13,8 @@
 #define STATUS_SENTINEL INT_MIN
 
 move_pages_fn cxlt_move_pages = move_pages;
+static void touch_pages(int pid, void **addrs, uint32_t n);
+touch_pages_fn cxlt_touch_pages = touch_pages;
 
 void mover__default_opts(struct mover_opts *o)
 {
@@ -40,6 +43,9 @@ void mover__free(struct mover *m)
 	free(m->status);
 	free(m->query);
 	free(m->rec);
+	free(m->addrs2);
+	free(m->nodes2);
+	free(m->idx2);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -91,13 +97,20 @@ static int grow_scratch(struct mover *m, uint32_t n)
 	free(m->status);
 	free(m->query);
 	free(m->rec);
+	free(m->addrs2);
+	free(m->nodes2);
+	free(m->idx2);
 	m->sorted = malloc(n * sizeof(*m->sorted));
 	m->addrs = malloc(n * sizeof(*m->addrs));
 	m->nodes = malloc(n * sizeof(*m->nodes));
 	m->status = malloc(n * sizeof(*m->status));
 	m->query = malloc(n * sizeof(*m->query));
 	m->rec = malloc(n * sizeof(*m->rec));
-	if (!m->sorted || !m->addrs || !m->nodes || !m->status || !m->query || !m->rec) {
+	m->addrs2 = malloc(n * sizeof(*m->addrs2));
+	m->nodes2 = malloc(n * sizeof(*m->nodes2));
+	m->idx2 = malloc(n * sizeof(*m->idx2));
+	if (!m->sorted || !m->addrs || !m->nodes || !m->status || !m->query || !m->rec ||
+	    !m->addrs2 || !m->nodes2 || !m->idx2) {
 		m->scratch_cap = 0;
 		return -ENOMEM;
 	}
@@ -138,6 +151,62 @@ static void account_moved(struct mover *m, struct target *t, struct cxlt_page *p
  * destination ran out of memory (the caller stops promoting), -ESRCH when the
  * process is gone, 0 otherwise.
  */
+/*
+ * Reads one byte of each page through process_vm_readv(): the read takes the
+ * owner's NUMA hint fault, which maps a PROT_NONE page again.  No data
+ * changes.  A page that cannot be read is skipped.
+ */
+static void touch_pages(int pid, void **addrs, uint32_t n)
+{
+	enum { CHUNK = 1024 };	/* IOV_MAX */
+	struct iovec remote[CHUNK], local;
+	char sink[CHUNK];
+	uint32_t done = 0;
+
+	while (done < n) {
+		uint32_t k = n - done < CHUNK ? n - done : CHUNK;
+		ssize_t got;
+
+		for (uint32_t i = 0; i < k; i++)
+			remote[i] = (struct iovec){ .iov_base = addrs[done + i], .iov_len = 1 };
+		local = (struct iovec){ .iov_base = sink, .iov_len = k };
+		got = process_vm_readv(pid, &local, 1, remote, k, 0);
+		if (got < 0 && errno == ESRCH)
+			return;
+		/* It stops at the first unreadable page: step over that one. */
+		done += (got > 0 ? (uint32_t)got : 0) + (got < (ssize_t)k ? 1 : 0);
+	}
+}
+
+/*
+ * Before Linux 6.5, move_pages cannot see a page that the NUMA scanner has
+ * made PROT_NONE: it reports -ENOENT and the page stays where it is until
+ * its owner touches it, which a cold page never does.  So -ENOENT pages are
+ * touched on the owner's behalf and tried once more.
+ */
+static void retry_not_present(struct mover *m, struct target *t, uint32_t n)
+{
+	uint32_t r = 0;
+
+	for (uint32_t k = 0; k < n; k++) {
+		if (m->status[k] != -ENOENT)
+			continue;
+		m->addrs2[r] = m->addrs[k];
+		m->nodes2[r] = m->nodes[k];
+		m->idx2[r] = k;
+		m->query[r++] = STATUS_SENTINEL;
+	}
+	if (!r)
+		return;
+	cxlt_touch_pages(t->pid, m->addrs2, r);
+	m->epoch.calls++;
+	if (cxlt_move_pages(t->pid, r, m->addrs2, m->nodes2, m->query, MPOL_MF_MOVE) < 0)
+		return;
+	m->epoch.retried += r;
+	for (uint32_t i = 0; i < r; i++)
+		m->status[m->idx2[i]] = m->query[i];
+}
+
 static int move_batch(struct mover *m, struct target *t, const struct topology *topo,
 		      uint32_t n)
 {
@@ -162,6 +231,7 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 			strerror(call_errno));
 		return call_errno == ENOMEM ? -ENOMEM : 0;
 	}
+	retry_not_present(m, t, n);
 	for (uint32_t k = 0; k < n; k++) {
 		struct cxlt_page *p = &t->pt.pages[m->rec[k]];
 		int st = m->status[k];

@@ -17,8 +17,12 @@
 typedef long (*move_pages_fn)(int pid, unsigned long count, void **pages,
 			      const int *nodes, int *status, int flags);
 
+typedef void (*touch_pages_fn)(int pid, void **pages, uint32_t count);
+
 /* The move_pages used by the mover and the tracker; tests inject a fake. */
 extern move_pages_fn cxlt_move_pages;
+/* Reads a byte of each page on the owner's behalf (the -ENOENT retry); injectable too. */
+extern touch_pages_fn cxlt_touch_pages;
 
 #define MOVER_STATS(X) \
 	X(promoted, "pages moved to a fast node") \
@@ -36,6 +40,7 @@ extern move_pages_fn cxlt_move_pages;
 	X(rejected_pingpong, "plan entries for pages moved too recently") \
 	X(rejected_budget, "plan entries over the epoch's migration budget") \
 	X(rejected_watermark, "promotions held back to keep free fast memory over the high watermark") \
+	X(retried, "-ENOENT pages touched and tried again (PROT_NONE before Linux 6.5)") \
 	X(calls, "move_pages calls")
 
 struct mover_stats {
@@ -65,6 +70,9 @@ struct mover {
 	void **addrs;
 	int *nodes, *status, *query;
 	uint32_t *rec;
+	void **addrs2;		/* the -ENOENT retry */
+	int *nodes2;
+	uint32_t *idx2;
 	uint32_t scratch_cap;
 };
 

@@ -322,9 +322,14 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 		return err;
 	}
 	err = open_and_load(s, o, true);
-	if (err) {
+	if (err && err != -ENOMEM) {
 		pr_info("tp_btf programs do not load here (%s): using raw_tp", strerror(-err));
 		err = open_and_load(s, o, false);
+	}
+	if (err == -ENOMEM) {
+		pr_err("cannot create the BPF maps: out of memory (the heat map has %u entries; try a smaller --heat-entries)",
+		       o->heat_entries ? o->heat_entries : CXLT_HEAT_ENTRIES);
+		return err;
 	}
 	if (err) {
 		pr_err("cannot load the BPF samplers: %s (run as root; -v shows the verifier log)",

@@ -26,6 +26,7 @@
 #define S_OK		0		/* moves: status = destination */
 #define S_UNTOUCHED	1		/* leaves the status slot alone */
 #define S_BUSY_MOVED	2		/* -EBUSY, but the page did move (6.1 THP quirk) */
+#define S_PROTNONE	3		/* -ENOENT until touched (PROT_NONE before 6.5) */
 /* anything negative: that status, the page stays */
 
 struct call {
@@ -43,7 +44,20 @@ static struct {
 	long fail_errno;	/* whole move calls fail with this errno when set */
 	int ncalls;
 	struct call calls[64];
+	int touched;		/* pages the mover touched */
 } fake;
+
+static void fake_touch_pages(int pid, void **pages, uint32_t count)
+{
+	(void)pid;
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t pn = ((uint64_t)(uintptr_t)pages[i] - BASE) / PG;
+
+		if (fake.script[pn] == S_PROTNONE)
+			fake.script[pn] = S_OK;	/* mapped again: movable */
+		fake.touched++;
+	}
+}
 
 static long fake_move_pages(int pid, unsigned long count, void **pages,
 			    const int *nodes, int *status, int flags)
@@ -79,6 +93,8 @@ static long fake_move_pages(int pid, unsigned long count, void **pages,
 		if (s == S_OK) {
 			fake.where[pn] = nodes[i];
 			status[i] = nodes[i];
+		} else if (s == S_PROTNONE) {
+			status[i] = -ENOENT;
 		} else if (s == S_BUSY_MOVED) {
 			fake.where[pn] = nodes[i];
 			status[i] = -EBUSY;
@@ -160,6 +176,7 @@ static void setup_default(uint32_t batch)
 	machine(1 << 20, 1 << 19);	/* plenty of free fast memory */
 	plan_reset();
 	cxlt_move_pages = fake_move_pages;
+	cxlt_touch_pages = fake_touch_pages;
 }
 
 static int teardown(void **state)
@@ -507,6 +524,31 @@ static void ebusy_but_moved_per_node_query_counts_as_moved(void **state)
 	teardown(NULL);
 }
 
+/* A PROT_NONE page (before 6.5) is touched on the owner's behalf and moved on retry. */
+static void protnone_pages_are_touched_and_retried(void **state)
+{
+	struct target *t;
+
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 3, 1);
+	t = &tr.targets[0];
+	fake.script[0] = S_PROTNONE;
+	fake.script[1] = -ENOENT;	/* really gone: still -ENOENT after the touch */
+	for (uint32_t i = 0; i < 3; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(fake.touched, 2);	/* only the -ENOENT ones */
+	assert_int_equal(mv.epoch.retried, 2);
+	assert_int_equal(nmove_calls(), 2);	/* the batch, then the retry */
+	assert_int_equal(mv.epoch.promoted, 2);
+	assert_int_equal(mv.epoch.gone, 1);
+	assert_int_equal(t->pt.pages[0].node, 0);
+	assert_int_equal(t->pt.pages[0].since_move, 0);
+	assert_int_equal(t->pt.pages[1].node, CXLT_NODE_UNKNOWN);
+	teardown(NULL);
+}
+
 static void gone_pages_are_flagged(void **state)
 {
 	struct target *t;
@@ -679,6 +721,7 @@ int main(void)
 		cmocka_unit_test(ebusy_is_counted_busy_and_page_stays),
 		cmocka_unit_test(ebusy_but_moved_per_node_query_counts_as_moved),
 		cmocka_unit_test(gone_pages_are_flagged),
+		cmocka_unit_test(protnone_pages_are_touched_and_retried),
 		cmocka_unit_test(enomem_on_promotion_stops_later_promotion_batches),
 		cmocka_unit_test(enomem_on_demotion_does_not_stop_demotions),
 		cmocka_unit_test(eacces_and_other_errors_are_counted),

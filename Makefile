@@ -33,13 +33,14 @@ LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 SKELS     := $(patsubst %,$(BUILD)/%.skel.h,$(BPF_PROGS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 LIVE_TESTS := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/test_*.c))
+TEST_POLICIES := $(patsubst tests/policies/%.c,$(BUILD)/tests/policies/%.so,$(wildcard tests/policies/*.c))
 
 BINS := $(BUILD)/cxltierd $(BUILD)/cxltierctl $(BUILD)/tierbench \
 	$(patsubst %,$(BUILD)/policies/%.so,$(POLICIES))
 
 all: $(BINS)
 
-$(BUILD) $(BUILD)/obj $(BUILD)/policies $(BUILD)/tests:
+$(BUILD) $(BUILD)/obj $(BUILD)/policies $(BUILD)/tests $(BUILD)/tests/policies:
 	$(Q)mkdir -p $@
 
 $(BUILD)/vmlinux.h: | $(BUILD)
@@ -66,13 +67,18 @@ $(BUILD)/cxltierd $(BUILD)/cxltierctl: $(BUILD)/%: $(BUILD)/obj/%.o $(BUILD)/lib
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tierbench: tools/tierbench.c | $(BUILD)
+# tierbench borrows one helper of the agent: page frame -> node.
+$(BUILD)/tierbench: tools/tierbench.c $(BUILD)/obj/pfn_nodes.o $(BUILD)/obj/util.o | $(BUILD)
 	$(call msg,CC,$@)
-	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -pthread -o $@ $< -lnuma
+	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -Iuser -pthread -o $@ $^ -lnuma -lm
 
 $(BUILD)/policies/%.so: tiering-policies/%.c include/cxltier/policy.h | $(BUILD)/policies
 	$(call msg,POLICY,$@)
 	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -shared -fPIC -o $@ $< -lm
+
+$(BUILD)/tests/policies/%.so: tests/policies/%.c include/cxltier/policy.h | $(BUILD)/tests/policies
+	$(call msg,POLICY,$@)
+	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -shared -fPIC -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcxlt.a | $(BUILD)/tests
 	$(call msg,TEST-CC,$@)
@@ -86,11 +92,15 @@ $(BUILD)/bench_controller: tests/bench/bench_controller.c $(BUILD)/libcxlt.a $(B
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ tests/bench/bench_controller.c $(BUILD)/libcxlt.a $(LDLIBS)
 
-tests: $(UNIT_TESTS) $(LIVE_TESTS)
+tests: $(UNIT_TESTS) $(LIVE_TESTS) $(TEST_POLICIES)
 
 # Unit tests run anywhere; live tests load BPF into this kernel (root).
 test: all tests
 	$(Q)BUILD=$(BUILD) tests/run
+
+# The main job on a machine without CXL: the emulated CXL machine, live.
+demo: all
+	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/demo.sh'
 
 bench: all $(BUILD)/bench_controller
 	$(Q)$(BUILD)/bench_controller
@@ -108,4 +118,4 @@ deps:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test bench deps clean
+.PHONY: all tests test bench demo deps clean

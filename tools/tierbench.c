@@ -40,6 +40,7 @@
 #define _GNU_SOURCE
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -57,6 +58,8 @@
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "pfn_nodes.h"
 
 #define TB_MAGIC 0x74696572626e6368ULL /* "tierbnch" */
 #define WORDS_PER_LINE 8
@@ -305,6 +308,34 @@ static int place_pages(struct bench *b, size_t first, size_t count, long node)
 	return err;
 }
 
+/*
+ * Before Linux 6.5 move_pages reports -ENOENT for a page that the NUMA
+ * scanner made PROT_NONE, though it is there.  As root, pagemap gives its
+ * page frame and the frame's memory block gives the node.
+ */
+static void resolve_protnone(struct bench *b, int *status)
+{
+	struct pfn_nodes pn = { 0 };
+	int fd = -1;
+
+	for (size_t idx = 0; idx < b->pages; idx++) {
+		uint64_t ent;
+
+		if (status[idx] != -ENOENT)
+			continue;
+		if (fd < 0 && (pfn_nodes__load(&pn, NULL) ||
+			       (fd = open("/proc/self/pagemap", O_RDONLY)) < 0))
+			break;
+		if (pread(fd, &ent, sizeof(ent), (off_t)((uintptr_t)(b->buf + idx * b->words_per_page) /
+							 b->page_size * sizeof(ent))) == sizeof(ent) &&
+		    (ent >> 63) && pfn_nodes__node(&pn, ent & ((1ULL << 55) - 1)) >= 0)
+			status[idx] = pfn_nodes__node(&pn, ent & ((1ULL << 55) - 1));
+	}
+	if (fd >= 0)
+		close(fd);
+	pfn_nodes__free(&pn);
+}
+
 /* "tierbench: placement hot: nodeN=<pages>... err=<pages> cold: ..." */
 static int report_placement(struct bench *b)
 {
@@ -325,6 +356,7 @@ static int report_placement(struct bench *b)
 		err = -errno;
 		goto out;
 	}
+	resolve_protnone(b, status);
 	/* per_node[set * (max_node + 2) + node]; node max_node + 1: negative status */
 	for (size_t idx = 0; idx < b->pages; idx++) {
 		int node = status[idx] >= 0 && status[idx] <= max_node ? status[idx] : max_node + 1;

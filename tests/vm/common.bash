@@ -1,11 +1,13 @@
 # Host side of the emulated-machine tests: boots the guest from tools/vm with
-# the project's binaries, policies and guest scripts, runs one scenario from
-# tests/vm/guest/, and keeps its /result in $BUILD/vm/NAME.result.
-# Sourced by tests/vm/*.sh (and by `make demo`).
+# the project's binaries, policies and guest scripts, runs one scenario
+# (tests/vm/guest/NAME.sh, or a path), and keeps its /result in
+# $BUILD/vm/NAME.result.  Sourced by tests/vm/*.sh and by `make demo`.
 BUILD=${BUILD:-build}
 vm_scenario() {
-	local name=$1
+	local script=$1 name
 	shift
+	[ -f "$script" ] || script="tests/vm/guest/$script.sh"
+	name=$(basename "$script" .sh)
 	local adds=(
 		--add "$BUILD/cxltierd" --add "$BUILD/cxltierctl" --add "$BUILD/tierbench"
 		--add "$(command -v jq)"
@@ -15,5 +17,5 @@ vm_scenario() {
 	)
 	mkdir -p "$BUILD/vm"
 	tools/vm/run -q --timeout "${VM_TIMEOUT:-300}" "${adds[@]}" \
-		--result "$BUILD/vm/$name.result" "$@" "tests/vm/guest/$name.sh"
+		--result "$BUILD/vm/$name.result" "$@" "$script"
 }

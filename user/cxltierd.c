@@ -423,7 +423,7 @@ static int decide_and_move(struct agent *a)
 		plan.nr = plan.cap;
 	}
 	if (w.demote_goal)
-		pr_info("fast memory short: %llu MiB free, under the low watermark of %llu MiB: demoting first",
+		pr_info("fast memory short: %llu MiB free (low watermark %llu MiB): demoting first, up to the high watermark",
 			(unsigned long long)(w.fast_free * a->topo.page_size >> 20),
 			(unsigned long long)(w.low * a->topo.page_size >> 20));
 	return mover__execute(&a->m, &a->tr, &a->topo, &plan, budget);

@@ -69,7 +69,7 @@ uint64_t mover__budget(struct mover *m, double now)
 	return m->tokens < 1 ? 0 : (uint64_t)m->tokens;
 }
 
-void mover__wmarks(const struct mover *m, const struct topology *topo,
+void mover__wmarks(struct mover *m, const struct topology *topo,
 		   struct wmarks *w)
 {
 	uint64_t cap = 0;
@@ -83,7 +83,12 @@ void mover__wmarks(const struct mover *m, const struct topology *topo,
 	}
 	w->low = (uint64_t)(cap * m->opts.low_wmark_pct / 100);
 	w->high = (uint64_t)(cap * m->opts.high_wmark_pct / 100);
+	/* Hysteresis: once under low, demote until over high, not just over low. */
 	if (w->fast_free < w->low)
+		m->fast_short = true;
+	else if (w->fast_free >= w->high)
+		m->fast_short = false;
+	if (m->fast_short)
 		w->demote_goal = w->high - w->fast_free;
 }
 

@@ -8,6 +8,7 @@
 #ifndef CXLT_MOVER_H
 #define CXLT_MOVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cxltier/policy.h"
@@ -63,6 +64,7 @@ struct mover {
 	double tokens;		/* pages that may still move */
 	double last_refill;	/* seconds, monotonic */
 	uint64_t attempted;	/* pages handed to move_pages this epoch */
+	bool fast_short;	/* went under the low watermark, not yet over the high one */
 	struct mover_stats total;	/* since start */
 	struct mover_stats epoch;	/* the last epoch */
 	/* scratch, grown on demand */
@@ -86,7 +88,8 @@ uint64_t mover__budget(struct mover *m, double now);
 struct wmarks {
 	uint64_t fast_free, low, high, demote_goal;
 };
-void mover__wmarks(const struct mover *m, const struct topology *topo,
+/* Reads free fast memory against the watermarks; remembers being short. */
+void mover__wmarks(struct mover *m, const struct topology *topo,
 		   struct wmarks *w);
 
 /*

@@ -257,6 +257,20 @@ static void wmarks_from_fast_capacity(void **state)
 	assert_int_equal(w.fast_free, 1500);
 	assert_int_equal(w.demote_goal, 5000 - 1500);
 
+	/* Back over low but not over high: still short, keep demoting. */
+	machine(100000, 3000);
+	mover__wmarks(&mv, &topo, &w);
+	assert_int_equal(w.demote_goal, 5000 - 3000);
+	/* Over high: done; between the marks again: not short any more. */
+	machine(100000, 5000);
+	mover__wmarks(&mv, &topo, &w);
+	assert_int_equal(w.demote_goal, 0);
+	machine(100000, 3000);
+	mover__wmarks(&mv, &topo, &w);
+	assert_int_equal(w.demote_goal, 0);
+	machine(100000, 1500);
+	mover__wmarks(&mv, &topo, &w);
+
 	/* Two fast nodes add up; slow and unmanaged nodes do not count. */
 	topo.nodes[2].role = ROLE_FAST;
 	topo.nodes[2].total_pages = 100000;

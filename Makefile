@@ -102,8 +102,15 @@ test: all tests
 demo: all
 	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/demo.sh'
 
-bench: all $(BUILD)/bench_controller
+$(BUILD)/bench_mover: tests/bench/bench_mover.c $(BUILD)/libcxlt.a
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+
+bench: all $(BUILD)/bench_controller $(BUILD)/bench_mover
+	$(Q)echo "== controller cost (this machine) =="
 	$(Q)$(BUILD)/bench_controller
+	$(Q)echo "== mover throughput (emulated CXL machine) =="
+	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/bench.sh --add $(BUILD)/bench_mover'
 
 # Debian packages for building, testing and the emulated CXL machine.
 DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \

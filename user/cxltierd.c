@@ -77,8 +77,8 @@ static const char usage_text[] =
 "      --policy-help        print the policy's parameters and exit\n"
 "\n"
 "Sampling and tracking:\n"
-"  -s, --source SRC         auto (default: pmu, else hint where there is a slow\n"
-"                           node, else fault), pmu, hint, fault or fault-perf\n"
+"  -s, --source SRC         auto (default: pmu, else hint where the kernel has\n"
+"                           NUMA balancing, else fault), pmu, hint, fault, fault-perf\n"
 "  -e, --epoch-ms MS        epoch length (default 1000)\n"
 "      --decay F            heat decay per epoch, 0..1 (default 0.5)\n"
 "      --scan-epochs N      enumerate resident pages every N epochs (default 5)\n"
@@ -623,7 +623,7 @@ int main(int argc, char **argv)
 		cfg.heat_entries = ram / 16 < 16384 ? 16384 : ram / 16 > 262144 ? 262144 : ram / 16;
 	}
 	so.heat_entries = cfg.heat_entries;
-	so.allow_hint = a.migrate && ksettings__hint_capable(cfg.sysfs_root);
+	so.allow_hint = ksettings__hint_capable(cfg.sysfs_root);
 	if (!strcmp(cfg.source, "hint") && !ksettings__hint_capable(cfg.sysfs_root)) {
 		pr_err("source hint: this kernel has no NUMA balancing (/proc/sys/kernel/numa_balancing) to make hint faults");
 		err = -ENOTSUP;

@@ -23,6 +23,9 @@ if [ -e "$pin" ]; then
 	fail "$pin exists: another cxltierd is running here; stop it first"
 fi
 
+nb0=$(cat /proc/sys/kernel/numa_balancing)
+rl0=$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)
+
 # The child waits on a fifo, then execs tierbench under the same pid, so the
 # agent is attached before tierbench first touches its buffer.
 mkfifo "$work/go"
@@ -58,7 +61,7 @@ for _ in $(seq 60); do
 done
 jq -e --argjson p "$bench" '.targets[] | select(.pid == $p and .pages_tracked >= 4096 and .pages_sampled >= 4000 and .samples >= 4000)' \
 	"$work/status.json" > /dev/null || fail "status does not show pid $bench with its pages: $(jq -c .targets "$work/status.json")"
-jq -e '.agent.mode == "observe" and .sampler.source == "fault" and .policy.name == "hotcold"' \
+jq -e '.agent.mode == "observe" and .sampler.source == "hint" and .policy.name == "hotcold"' \
 	"$work/status.json" > /dev/null || fail "unexpected mode/source/policy: $(jq -c '[.agent.mode,.sampler.source,.policy.name]' "$work/status.json")"
 jq -e '.sampler_pinned.samples_kept >= 4000' "$work/status.json" > /dev/null || fail "pinned stats not read"
 text=$("$BUILD/cxltierctl" --run-dir "$run" status)
@@ -72,6 +75,8 @@ agent=""
 [ ! -e "$pin" ] || fail "pins left after SIGTERM: $(ls "$pin")"
 [ ! -e "$run/status.json" ] || fail "status.json left after exit"
 grep -q "observe mode" "$work/agent.log" || fail "the log does not say it runs in observe mode"
+[ "$(cat /proc/sys/kernel/numa_balancing)" = "$nb0" ] || fail "kernel.numa_balancing not restored"
+[ "$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)" = "$rl0" ] || fail "promotion rate limit not restored"
 wait "$bench" || fail "tierbench failed: $(cat "$work/bench.out")"
 bench=""
 grep -q "verify=ok" "$work/bench.out" || fail "tierbench did not verify: $(cat "$work/bench.out")"

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine.h"
 #include "ksettings.h"
 #include "mover.h"
 #include "policy_host.h"
@@ -332,102 +333,9 @@ struct agent {
 	struct ksettings kset;
 	struct agent_state st;
 	bool migrate;
-	struct cxlt_node nodes[TOPO_MAX_NODES];
-	struct cxlt_target_view *views;
-	uint32_t views_cap;
-	struct cxlt_move *moves;
-	uint32_t moves_cap;
+	struct engine eng;
 	uint64_t log_every;
 };
-
-static void build_view(struct agent *a, struct cxlt_view *v, const struct wmarks *w,
-		       uint64_t budget)
-{
-	uint32_t nn = 0;
-
-	memset(v, 0, sizeof(*v));
-	for (int i = 0; i < a->topo.nr_nodes; i++) {
-		const struct topo_node *n = &a->topo.nodes[i];
-
-		if (n->role == ROLE_NONE)
-			continue;
-		a->nodes[nn] = (struct cxlt_node){
-			.id = n->id, .role = n->role == ROLE_FAST ? CXLT_NODE_FAST : CXLT_NODE_SLOW,
-			.tier = n->tier, .total_pages = n->total_pages, .free_pages = n->free_pages,
-		};
-		nn++;
-	}
-	for (uint32_t i = 0; i < a->tr.nr_targets; i++) {
-		struct target *t = &a->tr.targets[i];
-
-		a->views[i] = (struct cxlt_target_view){
-			.pid = t->pid, .comm = t->comm, .pages = t->pt.pages, .nr_pages = t->pt.nr,
-		};
-	}
-	v->sz = sizeof(*v);
-	v->page_size = a->topo.page_size;
-	v->epoch = a->tr.epoch;
-	v->epoch_ms = a->cfg->epoch_ms;
-	v->nr_nodes = nn;
-	v->nodes = a->nodes;
-	v->nr_targets = a->tr.nr_targets;
-	v->targets = a->views;
-	v->budget_pages = budget;
-	v->fast_free_pages = w->fast_free;
-	v->fast_low_pages = w->low;
-	v->fast_high_pages = w->high;
-	v->demote_goal_pages = w->demote_goal;
-}
-
-static int grow(void **p, uint32_t *cap, uint64_t want, size_t elem)
-{
-	void *n;
-
-	if (want <= *cap)
-		return 0;
-	n = realloc(*p, want * elem);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = (uint32_t)want;
-	return 0;
-}
-
-static int decide_and_move(struct agent *a)
-{
-	struct cxlt_plan plan = { 0 };
-	struct cxlt_view view;
-	struct wmarks w;
-	uint64_t budget = mover__budget(&a->m, now_sec());
-	int err;
-
-	if (budget > UINT32_MAX)
-		budget = UINT32_MAX;
-	mover__wmarks(&a->m, &a->topo, &w);
-	if ((err = grow((void **)&a->views, &a->views_cap, a->tr.nr_targets + 1, sizeof(*a->views))) ||
-	    (err = grow((void **)&a->moves, &a->moves_cap, budget + 1, sizeof(*a->moves))))
-		return err;
-	build_view(a, &view, &w, budget);
-	plan.moves = a->moves;
-	plan.cap = (uint32_t)budget;
-	err = a->policy.ops->decide(a->policy.state, &view, &plan);
-	a->st.last_plan = plan.nr;
-	if (err) {
-		pr_warn("policy %s: decide failed in epoch %llu: %s; nothing moved",
-			a->policy.ops->name, (unsigned long long)a->tr.epoch, strerror(-err));
-		return 0;
-	}
-	if (plan.nr > plan.cap) {
-		pr_warn("policy %s: plan of %u moves exceeds the budget of %u: cut",
-			a->policy.ops->name, plan.nr, plan.cap);
-		plan.nr = plan.cap;
-	}
-	if (w.demote_goal)
-		pr_info("fast memory short: %llu MiB free (low watermark %llu MiB): demoting first, up to the high watermark",
-			(unsigned long long)(w.fast_free * a->topo.page_size >> 20),
-			(unsigned long long)(w.low * a->topo.page_size >> 20));
-	return mover__execute(&a->m, &a->tr, &a->topo, &plan, budget);
-}
 
 static void count_placement(const struct agent *a, uint64_t *fast, uint64_t *slow)
 {
@@ -482,8 +390,9 @@ static int epoch(struct agent *a)
 		pr_warn("cannot re-read free memory; using the last values");
 	tracker__age(&a->tr);
 	memset(&a->m.epoch, 0, sizeof(a->m.epoch));
-	if (a->migrate && a->tr.nr_targets && (err = decide_and_move(a)))
+	if (a->migrate && a->tr.nr_targets && (err = engine__decide_and_move(&a->eng, now_sec())))
 		pr_warn("epoch %llu: %s", (unsigned long long)a->tr.epoch, strerror(-err));
+	a->st.last_plan = a->eng.last_plan;
 	tracker__end_epoch(&a->tr);
 
 	a->st.last_epoch_ms = (now_sec() - t0) * 1000;
@@ -651,6 +560,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
+	a.eng = (struct engine){ .topo = &a.topo, .tr = &a.tr, .m = &a.m,
+				 .policy = &a.policy, .epoch_ms = cfg.epoch_ms };
 	a.st.run_dir = cfg.run_dir;
 	a.st.topo = &a.topo;
 	a.st.tr = &a.tr;
@@ -698,8 +609,7 @@ out:
 		close(sfd);
 	tracker__free(&a.tr);
 	mover__free(&a.m);
-	free(a.views);
-	free(a.moves);
+	engine__free(&a.eng);
 	policy_host__unload(&a.policy);
 	return err ? 1 : 0;
 }

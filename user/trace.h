@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cxltier trace format: a recorded (or synthetic) sample stream that
+ * cxltier-replay runs policies over.  Little-endian, versioned:
+ *
+ *   struct trace_header   magic "CXLTTRC\0", version, header size, page
+ *                         size, node count, sample size, flags
+ *   struct trace_node     x node count: id, role, tier, capacity in pages
+ *   struct cxlt_sample    x until the end of the file (24 bytes each:
+ *                         time_ns, tgid, source, weight, vpage)
+ *
+ * Readers check every length against the file size before trusting it: a
+ * trace may come from anyone.  Version 1 is the only one so far; a reader
+ * refuses a newer major version with a message naming both.
+ */
+#ifndef CXLT_TRACE_H
+#define CXLT_TRACE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cxltier.h"
+
+#define TRACE_MAGIC "CXLTTRC"	/* 8 bytes with the NUL */
+#define TRACE_VERSION 1
+#define TRACE_MAX_NODES 64
+
+struct trace_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t header_size;	/* sizeof(struct trace_header) as written */
+	uint32_t page_size;
+	uint32_t nr_nodes;
+	uint32_t sample_size;	/* sizeof(struct cxlt_sample) as written */
+	uint32_t flags;
+	uint64_t start_ns;	/* time of the first sample, for display */
+	uint64_t reserved[2];
+};
+
+struct trace_node {
+	int32_t id;
+	int32_t role;		/* enum cxlt_node_role */
+	int32_t tier;
+	uint32_t reserved;
+	uint64_t capacity_pages;
+};
+
+_Static_assert(sizeof(struct trace_header) == 56, "trace header layout");
+_Static_assert(sizeof(struct trace_node) == 24, "trace node layout");
+_Static_assert(sizeof(struct cxlt_sample) == 24, "trace sample layout");
+
+struct trace_writer {
+	FILE *f;
+	char path[512];
+	uint64_t samples;
+	int err;		/* first write error, -errno */
+};
+
+/* Creates path (0600) and writes the header and nodes; -errno with a message. */
+int trace_writer__open(struct trace_writer *w, const char *path, uint32_t page_size,
+		       const struct trace_node *nodes, uint32_t nr_nodes);
+int trace_writer__add(struct trace_writer *w, const struct cxlt_sample *s, uint32_t n);
+/* Flushes and closes; returns the first error seen. */
+int trace_writer__close(struct trace_writer *w);
+
+struct trace {
+	struct trace_header hdr;
+	struct trace_node nodes[TRACE_MAX_NODES];
+	const struct cxlt_sample *samples;	/* mapped read-only */
+	uint64_t nr_samples;
+	void *map;
+	size_t map_len;
+};
+
+/*
+ * Maps a trace and validates it.  On error, msg says what is wrong, in
+ * words a user can act on ("not a cxltier trace", "truncated: ..."), and
+ * -errno comes back.
+ */
+int trace__open(struct trace *t, const char *path, char *msg, size_t msglen);
+/* The same on a buffer (the fuzzer's entry point); t points into buf. */
+int trace__parse(struct trace *t, const void *buf, size_t len, char *msg, size_t msglen);
+void trace__close(struct trace *t);
+
+#endif

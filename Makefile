@@ -28,14 +28,15 @@ endif
 BPF_PROGS := sampler
 POLICIES  := $(patsubst tiering-policies/%.c,%,$(wildcard tiering-policies/*.c))
 # Everything in user/ except the programs' main files is the agent library.
-LIB_SRCS  := $(filter-out user/cxltierd.c user/cxltierctl.c,$(wildcard user/*.c))
+MAINS     := cxltierd cxltierctl cxltier-replay
+LIB_SRCS  := $(filter-out $(patsubst %,user/%.c,$(MAINS)),$(wildcard user/*.c))
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 SKELS     := $(patsubst %,$(BUILD)/%.skel.h,$(BPF_PROGS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 LIVE_TESTS := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/test_*.c))
 TEST_POLICIES := $(patsubst tests/policies/%.c,$(BUILD)/tests/policies/%.so,$(wildcard tests/policies/*.c))
 
-BINS := $(BUILD)/cxltierd $(BUILD)/cxltierctl $(BUILD)/tierbench \
+BINS := $(patsubst %,$(BUILD)/%,$(MAINS)) $(BUILD)/tierbench \
 	$(patsubst %,$(BUILD)/policies/%.so,$(POLICIES))
 
 all: $(BINS)
@@ -63,7 +64,7 @@ $(BUILD)/libcxlt.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/cxltierd $(BUILD)/cxltierctl: $(BUILD)/%: $(BUILD)/obj/%.o $(BUILD)/libcxlt.a
+$(patsubst %,$(BUILD)/%,$(MAINS)): $(BUILD)/%: $(BUILD)/obj/%.o $(BUILD)/libcxlt.a
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $^ $(LDLIBS)
 
@@ -116,7 +117,7 @@ bench: all $(BUILD)/bench_controller $(BUILD)/bench_mover
 DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
 	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev \
 	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils gzip \
-	procps util-linux jq bc
+	procps util-linux jq bc gnuplot-nox
 
 deps:
 	apt-get update

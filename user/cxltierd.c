@@ -126,21 +126,6 @@ static void usage_error(const char *fmt, const char *arg)
 	exit(2);
 }
 
-static void default_policy_dir(char *buf, size_t len)
-{
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-	if (n <= 0) {
-		snprintf(buf, len, "/usr/lib/cxltier/policies");
-		return;
-	}
-	exe[n] = '\0';
-	snprintf(buf, len, "%s/policies", dirname(exe));
-	if (access(buf, F_OK))
-		snprintf(buf, len, "/usr/lib/cxltier/policies");
-}
-
 enum {
 	OPT_POLICY_DIR = 256, OPT_POLICY_HELP, OPT_DECAY, OPT_SCAN_EPOCHS,
 	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,

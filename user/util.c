@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -197,4 +198,23 @@ double now_sec(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+void default_policy_dir(char *buf, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	snprintf(buf, len, "/usr/lib/cxltier/policies");
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash || (size_t)(slash - exe) + sizeof("/policies") > len)
+		return;
+	memcpy(buf, exe, slash - exe);
+	strcpy(buf + (slash - exe), "/policies");
+	if (access(buf, F_OK))
+		snprintf(buf, len, "/usr/lib/cxltier/policies");
 }

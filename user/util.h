@@ -42,4 +42,7 @@ int read_text(const char *root, const char *path, char *buf, size_t len);
 
 double now_sec(void);
 
+/* Where bare policy names are looked up: policies/ beside the running binary, else the installed path. */
+void default_policy_dir(char *buf, size_t len);
+
 #endif

@@ -296,6 +296,7 @@ struct run_in {
 	struct policy_host *policy;	/* NULL: no migration */
 	struct result *oracle;		/* filled when not NULL */
 	uint64_t t_first, t_last;	/* samples may be a little out of order across CPUs */
+	uint64_t vpage_min, vpage_max;
 	uint64_t *heat_bins;		/* pages x time access counts, when plotting */
 	uint32_t heat_w, heat_h;
 };
@@ -367,10 +368,12 @@ static int run_policy(const struct run_in *in, struct result *res)
 					md.hist_cap[md.tr.nr_targets - 1] = 0;
 				}
 				if (in->heat_bins) {
+					/* Rows: address order, as the heap lies. */
 					uint32_t x_bin = (uint32_t)(e * in->heat_w / nr_epochs);
-					uint32_t y_bin = (uint32_t)((x->vpage * 2654435761u) % in->heat_h);
+					uint32_t y_bin = (uint32_t)((x->vpage - in->vpage_min) * in->heat_h /
+								    (in->vpage_max - in->vpage_min + 1));
 
-					in->heat_bins[(uint64_t)y_bin * in->heat_w + x_bin] += 1;
+					in->heat_bins[(uint64_t)y_bin * in->heat_w + x_bin] += vals[n].samples;
 				}
 			}
 			tracker__ingest(&md.tr, keys, vals, n);
@@ -723,9 +726,10 @@ static int write_plots(const char *dir, struct result *r, int n, const uint64_t 
 		   "set xlabel 'epoch'\nset ylabel 'share of accesses served by the fast tier'\n"
 		   "set yrange [0:1.05]\nset key outside right\n"
 		   "plot for [i=2:%d] 'hit-ratio.dat' using 1:i with lines lw 2 title columnheader(i)\n"
-		   "set output 'heatmap.png'\nset title 'accesses: pages (hashed into rows) x time'\n"
-		   "set xlabel 'time bin'\nset ylabel 'page bin'\nunset key\nset yrange [*:*]\n"
-		   "set logscale cb\nplot 'heatmap.dat' matrix with image\n", n + 1);
+		   "set output 'heatmap.png'\nset title 'accesses: pages (address order) x time'\n"
+		   "set xlabel 'epoch bin'\nset ylabel 'page bin (low to high address)'\nunset key\n"
+		   "set xrange [-0.5:%u.5]\nset yrange [-0.5:%u.5]\n"
+		   "set logscale cb\nplot 'heatmap.dat' matrix with image\n", n + 1, w - 1, h - 1);
 	fclose(f);
 	snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot plots.gp", dir);
 	rc = system(cmd);
@@ -930,8 +934,12 @@ int main(int argc, char **argv)
 	slow_cap = o.slow_pages ? o.slow_pages : pages;
 	o.progress = isatty(2) && !o.json;
 	in = (struct run_in){ .trace = &t, .o = &o, .fast_cap = fast_cap, .slow_cap = slow_cap,
-			      .t_first = UINT64_MAX };
+			      .t_first = UINT64_MAX, .vpage_min = UINT64_MAX };
 	for (uint64_t i = 0; i < t.nr_samples; i++) {
+		if (t.samples[i].vpage < in.vpage_min)
+			in.vpage_min = t.samples[i].vpage;
+		if (t.samples[i].vpage > in.vpage_max)
+			in.vpage_max = t.samples[i].vpage;
 		if (t.samples[i].time_ns < in.t_first)
 			in.t_first = t.samples[i].time_ns;
 		if (t.samples[i].time_ns > in.t_last)
@@ -946,7 +954,9 @@ int main(int argc, char **argv)
 			goto out;
 	}
 	if (o.plot_dir) {
-		in.heat_w = 200;
+		uint64_t nr_epochs = (in.t_last - in.t_first) / ((uint64_t)o.epoch_ms * 1000000) + 1;
+
+		in.heat_w = nr_epochs < 200 ? (uint32_t)nr_epochs : 200;
 		in.heat_h = 128;
 		heat = in.heat_bins = calloc((size_t)in.heat_w * in.heat_h, sizeof(*heat));
 	}
@@ -975,7 +985,7 @@ int main(int argc, char **argv)
 		print_table(&o, &t, pages, fast_cap, res, npol + 2);
 	rc = 0;
 	if (o.plot_dir)
-		rc = write_plots(o.plot_dir, res, npol + 2, heat, 200, 128);
+		rc = write_plots(o.plot_dir, res, npol + 2, heat, in.heat_w, in.heat_h);
 out:
 	for (int i = 0; i < MAX_POLICIES; i++)
 		if (hosts[i].ops)

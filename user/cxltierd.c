@@ -28,6 +28,7 @@
 #include "sampler.h"
 #include "status.h"
 #include "targets.h"
+#include "trace.h"
 #include "topology.h"
 #include "tracker.h"
 #include "util.h"
@@ -45,6 +46,7 @@ struct config {
 	const char *sysfs_root;
 	const char *pin_dir;
 	const char *run_dir;
+	const char *record;
 	uint32_t epoch_ms;
 	double duration;
 	double decay;
@@ -101,6 +103,8 @@ static const char usage_text[] =
 "      --high-wmark PCT     demote until free fast memory is over PCT%% (default 5)\n"
 "      --pingpong-epochs N  a moved page is not moved again for N epochs (default 10)\n"
 "      --observe            sample and report, never move a page\n"
+"      --record FILE        also write every raw sample to FILE, a trace for\n"
+"                           cxltier-replay (ring-buffer drops are counted)\n"
 "\n"
 "Run:\n"
 "  -d, --duration SEC       stop after SEC seconds (default: until SIGINT/SIGTERM)\n"
@@ -130,7 +134,7 @@ enum {
 	OPT_POLICY_DIR = 256, OPT_POLICY_HELP, OPT_DECAY, OPT_SCAN_EPOCHS,
 	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,
 	OPT_HIGH, OPT_PINGPONG, OPT_OBSERVE, OPT_PIN_DIR, OPT_RUN_DIR, OPT_KEEP_PINS,
-	OPT_HINT_PERIOD,
+	OPT_HINT_PERIOD, OPT_RECORD,
 };
 
 static void parse_args(int argc, char **argv, struct config *c)
@@ -158,6 +162,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 		{ "high-wmark", required_argument, NULL, OPT_HIGH },
 		{ "pingpong-epochs", required_argument, NULL, OPT_PINGPONG },
 		{ "observe", no_argument, NULL, OPT_OBSERVE },
+		{ "record", required_argument, NULL, OPT_RECORD },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
 		{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
@@ -250,6 +255,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 			c->mover.pingpong_epochs = v;
 			break;
 		case OPT_OBSERVE: c->observe = true; break;
+		case OPT_RECORD: c->record = optarg; break;
 		case 'd':
 			if (parse_double(optarg, 0.001, 1e9, &c->duration))
 				usage_error("--duration '%s': expected seconds, more than 0", optarg);
@@ -273,6 +279,69 @@ static void parse_args(int argc, char **argv, struct config *c)
 }
 
 static volatile sig_atomic_t stop_requested;
+
+/* Recording: raw samples are buffered and written in blocks. */
+struct recorder {
+	struct trace_writer w;
+	struct cxlt_sample buf[4096];
+	uint32_t n;
+	bool on;
+};
+
+static int record_sample(void *ctx, const struct cxlt_sample *s)
+{
+	struct recorder *r = ctx;
+
+	if (!r->on)
+		return 0;
+	r->buf[r->n++] = *s;
+	if (r->n == ARRAY_SIZE(r->buf)) {
+		if (trace_writer__add(&r->w, r->buf, r->n))
+			r->on = false;	/* said why once; the agent carries on */
+		r->n = 0;
+	}
+	return 0;
+}
+
+static int recorder__open(struct recorder *r, const char *path, const struct topology *topo)
+{
+	struct trace_node nodes[TRACE_MAX_NODES];
+	uint32_t nn = 0;
+	int err;
+
+	for (int i = 0; i < topo->nr_nodes && nn < TRACE_MAX_NODES; i++) {
+		const struct topo_node *n = &topo->nodes[i];
+
+		if (n->role == ROLE_NONE)
+			continue;
+		nodes[nn++] = (struct trace_node){
+			.id = n->id, .role = n->role == ROLE_FAST ? CXLT_NODE_FAST : CXLT_NODE_SLOW,
+			.tier = n->tier, .capacity_pages = n->total_pages,
+		};
+	}
+	err = trace_writer__open(&r->w, path, topo->page_size, nodes, nn);
+	r->on = !err;
+	return err;
+}
+
+static void recorder__close(struct recorder *r, struct sampler *s)
+{
+	uint64_t stats[CXLT_NR_STATS] = { 0 };
+
+	if (!r->w.f)
+		return;
+	sampler__ring_consume(s);
+	if (r->n && r->on)
+		trace_writer__add(&r->w, r->buf, r->n);
+	r->n = 0;
+	if (s->skel)
+		sampler__read_stats(s->stats_fd, stats);
+	if (!trace_writer__close(&r->w))
+		pr_info("recorded %llu samples to %s; %llu dropped because the ring buffer was full%s",
+			(unsigned long long)r->w.samples, r->w.path,
+			(unsigned long long)stats[CXLT_STAT_RING_DROPPED],
+			stats[CXLT_STAT_RING_DROPPED] ? " (shorter epochs drain it more often)" : "");
+}
 
 /* Takes the run-dir lock: one agent per machine, or pins and maps would clash. */
 static int take_lock(const char *run_dir)
@@ -412,17 +481,22 @@ static int setup_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* Waits until `until` (monotonic seconds) or a stop signal. */
-static void wait_until(int sfd, double until)
+/* Waits until `until` (monotonic seconds) or a stop signal; drains the ring buffer meanwhile. */
+static void wait_until(int sfd, struct sampler *s, double until)
 {
 	while (!stop_requested) {
 		double left = until - now_sec();
 		struct signalfd_siginfo si;
-		struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
+					 { .fd = sampler__ring_fd(s), .events = POLLIN } };
 
 		if (left <= 0)
 			return;
-		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
+		if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, (int)(left * 1000) + 1) <= 0)
+			continue;
+		if (pfd[1].revents)
+			sampler__ring_consume(s);
+		if (!pfd[0].revents)
 			continue;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
@@ -448,6 +522,7 @@ int main(int argc, char **argv)
 		.hint_period_ms = 1000,
 	};
 	struct sampler_opts so = { 0 };
+	static struct recorder rec;
 	char policy_dir[PATH_MAX];
 	struct agent a = { .cfg = &cfg };
 	int err, lock_fd = -1, sfd = -1;
@@ -518,6 +593,14 @@ int main(int argc, char **argv)
 	}
 	so.heat_entries = cfg.heat_entries;
 	so.allow_hint = ksettings__hint_capable(cfg.sysfs_root);
+	if (cfg.record) {
+		if ((err = recorder__open(&rec, cfg.record, &a.topo)))
+			goto out;
+		so.record = true;
+		so.on_sample = record_sample;
+		so.sample_ctx = &rec;
+		pr_info("recording every sample to %s", cfg.record);
+	}
 	if (!strcmp(cfg.source, "hint") && !ksettings__hint_capable(cfg.sysfs_root)) {
 		pr_err("source hint: this kernel has no NUMA balancing (/proc/sys/kernel/numa_balancing) to make hint faults");
 		err = -ENOTSUP;
@@ -562,7 +645,7 @@ int main(int argc, char **argv)
 	while (!stop_requested) {
 		double end = cfg.duration ? start + cfg.duration : 0;
 
-		wait_until(sfd, end && end < next ? end : next);
+		wait_until(sfd, &a.s, end && end < next ? end : next);
 		if (stop_requested || (end && now_sec() >= end))
 			break;
 		epoch(&a);
@@ -581,6 +664,7 @@ int main(int argc, char **argv)
 		(unsigned long long)a.m.total.moved_other, (unsigned long long)a.s.drained);
 	err = 0;
 out:
+	recorder__close(&rec, &a.s);
 	ksettings__restore(&a.kset);
 	sampler__close(&a.s, cfg.keep_pins);
 	if (lock_fd >= 0) {

@@ -300,6 +300,25 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *o, bool u
 	return err;
 }
 
+static int ring_sample(void *ctx, void *data, size_t len)
+{
+	struct sampler *s = ctx;
+
+	if (len < sizeof(struct cxlt_sample))
+		return 0;
+	return s->on_sample ? s->on_sample(s->sample_ctx, data) : 0;
+}
+
+int sampler__ring_fd(const struct sampler *s)
+{
+	return s->rb ? ring_buffer__epoll_fd(s->rb) : -1;
+}
+
+int sampler__ring_consume(struct sampler *s)
+{
+	return s->rb ? ring_buffer__consume(s->rb) : 0;
+}
+
 int sampler__open(struct sampler *s, const struct sampler_opts *o)
 {
 	const char *src = o->source ? o->source : "auto";
@@ -352,6 +371,16 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 		goto fail;
 	}
 
+	if (o->record) {
+		s->on_sample = o->on_sample;
+		s->sample_ctx = o->sample_ctx;
+		s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.cxlt_samples), ring_sample, s, NULL);
+		if (!s->rb) {
+			err = -errno;
+			pr_err("cannot open the sample ring buffer: %s", strerror(-err));
+			goto fail;
+		}
+	}
 	if (!strcmp(src, "pmu") || !strcmp(src, "auto")) {
 		err = attach_pmu(s, o);
 		if (!err) {
@@ -393,6 +422,8 @@ fail:
 
 void sampler__close(struct sampler *s, bool keep_pins)
 {
+	ring_buffer__free(s->rb);
+	s->rb = NULL;
 	for (int i = 0; i < s->nr_links; i++)
 		bpf_link__destroy(s->links[i]);
 	free(s->links);

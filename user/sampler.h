@@ -26,6 +26,9 @@ struct sampler_opts {
 	uint32_t heat_entries;
 	uint64_t pmu_period;
 	bool record;
+	/* With record: called for every raw sample from the ring buffer. */
+	int (*on_sample)(void *ctx, const struct cxlt_sample *s);
+	void *sample_ctx;
 };
 
 struct sampler {
@@ -41,6 +44,9 @@ struct sampler {
 	struct cxlt_page_val *vals;
 	uint32_t batch;
 	uint64_t drained;	/* heat map entries drained, all time */
+	struct ring_buffer *rb;	/* recording only */
+	int (*on_sample)(void *ctx, const struct cxlt_sample *s);
+	void *sample_ctx;
 };
 
 /* Memory-sampling PMU event found in sysfs (Intel PEBS or AMD IBS). */
@@ -61,6 +67,10 @@ int sampler__del_target(struct sampler *s, uint32_t tgid);
 int sampler__add_cgroup(struct sampler *s, uint64_t cgid);
 /* Drains the heat map into the tracker; returns entries drained or -errno. */
 int sampler__drain(struct sampler *s, struct tracker *tr);
+
+/* Recording: the ring buffer's epoll fd (or -1), and a drain of what is in it. */
+int sampler__ring_fd(const struct sampler *s);
+int sampler__ring_consume(struct sampler *s);
 
 /* Sums the per-CPU stats map (also used by cxltierctl on the pinned map). */
 int sampler__read_stats(int stats_fd, uint64_t out[CXLT_NR_STATS]);

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hotset: the default policy.  Goal-based: no heat threshold to tune.
+ *
+ * Idea (after Memtis): the fast tier should hold the hottest pages that fit
+ * in it, whatever their absolute heat.  Each epoch a histogram of heat over
+ * every tracked page gives the threshold T at which the pages with heat >= T
+ * fill the fast memory the tracked pages may use:
+ *
+ *	capacity = tracked pages on fast nodes + free fast pages
+ *		   - the high watermark - headroom * fast total pages
+ *
+ * (free fast memory counts, memory held by untracked processes does not).
+ * Those pages are the hot set; T follows the histogram, so the hot set grows,
+ * shrinks and moves with the workload.  Then:
+ *  - slow pages in the hot set are promoted, hottest first, into the room
+ *    over the high watermark and the headroom;
+ *  - when that room runs out, a slow page still replaces a fast page if it is
+ *    clearly hotter (heat > fast heat * (1 + min_gain)): the fast page is
+ *    demoted in the same plan, so the mover has the room the promotion needs;
+ *  - fast pages outside the hot set are demoted, coldest first (never
+ *    sampled, then the longest idle, then the least heat), as far as the
+ *    room is negative (other memory grew), and always at least
+ *    view->demote_goal_pages of them when fast memory is short.
+ * When every sampled page fits, T is 0 and everything sampled is promoted.
+ * Pages moved less than `settle_epochs` ago are left alone (the mover would
+ * refuse them), as are pages whose node is unknown.
+ *
+ * The histogram has 8 buckets per power of two of heat, indexed by the high
+ * bits of the float (sign, exponent, 3 mantissa bits), so one pass and no
+ * log() per page; candidates are ranked with a quickselect of the plan's
+ * size.  Work per epoch is linear in the pages.
+ *
+ * Parameters:
+ *   headroom       fraction of fast capacity kept free on top of the high
+ *                  watermark, for the workload's new pages (default 0.02)
+ *   min_gain       a slow page displaces a fast one only if its heat is
+ *                  greater by this fraction (default 1: twice as hot)
+ *   settle_epochs  epochs a moved page stays put; match the agent's
+ *                  --pingpong-epochs (default 10)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxltier/policy.h"
+
+#define NR_BUCKETS 2048		/* (float bits >> 20) of a non-negative float */
+
+struct cand {
+	float key;	/* sort key: larger first */
+	uint32_t target, page;
+};
+
+struct hotset {
+	double headroom;
+	double min_gain;
+	unsigned long settle_epochs;
+	struct cand *cands;	/* promotions from the front, demotions from the back */
+	uint64_t cap;
+	uint64_t hist[NR_BUCKETS];
+};
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(s, &end);
+	return errno || end == s || *end || !(*out >= lo && *out <= hi) ? -EINVAL : 0;
+}
+
+static int parse_ulong(const char *s, unsigned long hi, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || end == s || *end || s[0] == '-' || *out > hi ? -EINVAL : 0;
+}
+
+static int hotset_init(void **state, const struct cxlt_param *params,
+		       uint32_t nr, char *err, size_t errlen)
+{
+	struct hotset *hs = calloc(1, sizeof(*hs));
+
+	if (!hs)
+		return -ENOMEM;
+	hs->headroom = 0.02;
+	hs->min_gain = 1;
+	hs->settle_epochs = 10;
+	for (uint32_t i = 0; i < nr; i++) {
+		const char *k = params[i].key, *v = params[i].value;
+
+		if (!strcmp(k, "headroom")) {
+			if (parse_double(v, 0, 0.5, &hs->headroom)) {
+				snprintf(err, errlen, "%s=%s: expected a fraction from 0 to 0.5", k, v);
+				goto bad;
+			}
+		} else if (!strcmp(k, "min_gain")) {
+			if (parse_double(v, 0, 1000, &hs->min_gain)) {
+				snprintf(err, errlen, "%s=%s: expected a number from 0 to 1000", k, v);
+				goto bad;
+			}
+		} else if (!strcmp(k, "settle_epochs")) {
+			if (parse_ulong(v, CXLT_NEVER_MOVED - 1, &hs->settle_epochs)) {
+				snprintf(err, errlen, "%s=%s: expected a whole number from 0 to %d", k, v,
+					 CXLT_NEVER_MOVED - 1);
+				goto bad;
+			}
+		}
+	}
+	*state = hs;
+	return 0;
+bad:
+	free(hs);
+	return -EINVAL;
+}
+
+static void hotset_fini(void *state)
+{
+	struct hotset *hs = state;
+
+	free(hs->cands);
+	free(hs);
+}
+
+/* Histogram bucket of a heat: monotonic, 8 buckets per power of two. */
+static inline uint32_t bucket(float heat)
+{
+	uint32_t bits;
+
+	if (!(heat > 0))	/* 0, and anything broken (negative, NaN) */
+		return 0;
+	memcpy(&bits, &heat, sizeof(bits));
+	return bits >> 20;
+}
+
+/* The smallest heat that falls into bucket b. */
+static float bucket_floor(uint32_t b)
+{
+	uint32_t bits = b << 20;
+	float f;
+
+	memcpy(&f, &bits, sizeof(f));
+	return f;
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+	float x = ((const struct cand *)a)->key, y = ((const struct cand *)b)->key;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * Puts the k largest keys first, in order: quickselect, then a sort of
+ * those k only, so the cost stays linear in the candidates when the budget
+ * is small next to them.
+ */
+static void top_k(struct cand *c, uint64_t n, uint64_t k)
+{
+	uint64_t lo = 0, hi = n;	/* the k-th largest lies in [lo, hi) */
+
+	while (k < n && hi - lo > 1) {
+		float pivot = c[lo + (hi - lo) / 2].key;
+		uint64_t lt = lo, i = lo, gt = hi;
+		struct cand t;
+
+		/* Three ways: [lo,lt) > pivot, [lt,gt) == pivot, [gt,hi) < pivot. */
+		while (i < gt) {
+			if (c[i].key > pivot) {
+				t = c[lt]; c[lt++] = c[i]; c[i++] = t;
+			} else if (c[i].key < pivot) {
+				t = c[--gt]; c[gt] = c[i]; c[i] = t;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k < gt)
+			break;
+		else
+			lo = gt;
+	}
+	qsort(c, k < n ? k : n, sizeof(*c), cmp_cand);
+}
+
+/* The node of the given role with the most free pages, or -1. */
+static int roomiest(const struct cxlt_view *v, int role)
+{
+	uint64_t best_free = 0;
+	int best = -1;
+
+	for (uint32_t i = 0; i < v->nr_nodes; i++)
+		if (v->nodes[i].role == role && (best < 0 || v->nodes[i].free_pages > best_free)) {
+			best = v->nodes[i].id;
+			best_free = v->nodes[i].free_pages;
+		}
+	return best;
+}
+
+/* Role of each node id (-1: not managed), so the page loop does no search. */
+static void role_table(const struct cxlt_view *v, int8_t roles[128])
+{
+	memset(roles, -1, 128);
+	for (uint32_t i = 0; i < v->nr_nodes; i++)
+		if (v->nodes[i].id >= 0 && v->nodes[i].id < 128)
+			roles[v->nodes[i].id] = (int8_t)v->nodes[i].role;
+}
+
+static int reserve(struct hotset *hs, uint64_t n)
+{
+	struct cand *c;
+
+	if (n <= hs->cap)
+		return 0;
+	c = realloc(hs->cands, n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	hs->cands = c;
+	hs->cap = n;
+	return 0;
+}
+
+static inline const struct cxlt_page *page_of(const struct cxlt_view *v, const struct cand *c)
+{
+	return &v->targets[c->target].pages[c->page];
+}
+
+/* Coldest first: never sampled, then the longest idle, then the least heat. */
+static inline float coldness(const struct cxlt_page *p)
+{
+	return (p->flags & CXLT_PAGE_SAMPLED ? 0 : 1e9f) + p->idle_epochs - p->heat;
+}
+
+static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)
+{
+	struct hotset *hs = state;
+	int fast = roomiest(v, CXLT_NODE_FAST), slow = roomiest(v, CXLT_NODE_SLOW);
+	uint64_t total = 0, fast_total = 0, tracked_fast = 0, ns = 0, nf = 0, hot = 0;
+	uint64_t left = plan->cap > plan->nr ? plan->cap - plan->nr : 0;
+	uint64_t np = 0, nd = 0, goal = v->demote_goal_pages;
+	int64_t room, want;
+	uint32_t boundary = 0;
+	struct cand *demote;
+	int8_t roles[128];
+	float floor;
+	int err;
+
+	if (fast < 0 || slow < 0 || !left)
+		return 0;	/* nothing to move between, or no budget */
+	role_table(v, roles);
+	for (uint32_t i = 0; i < v->nr_nodes; i++)
+		if (v->nodes[i].role == CXLT_NODE_FAST)
+			fast_total += v->nodes[i].total_pages;
+	for (uint32_t t = 0; t < v->nr_targets; t++)
+		total += v->targets[t].nr_pages;
+	if ((err = reserve(hs, total)))
+		return err;
+
+	/* Pass 1: the heat histogram of the sampled pages; the fast pages. */
+	memset(hs->hist, 0, sizeof(hs->hist));
+	for (uint32_t t = 0; t < v->nr_targets; t++) {
+		const struct cxlt_page *pages = v->targets[t].pages;
+
+		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
+			const struct cxlt_page *p = &pages[i];
+
+			if (p->node < 0 || roles[p->node] < 0)
+				continue;
+			tracked_fast += roles[p->node] == CXLT_NODE_FAST;
+			if (p->flags & CXLT_PAGE_SAMPLED)
+				hs->hist[bucket(p->heat)]++;
+		}
+	}
+
+	/*
+	 * room: pages the fast tier can still take (negative: should give
+	 * back); want: the hot set's size.  The boundary bucket is the one the
+	 * hot set ends in: the buckets above it fit whole.
+	 */
+	room = (int64_t)v->fast_free_pages - (int64_t)v->fast_high_pages -
+	       (int64_t)(hs->headroom * (double)fast_total);
+	want = (int64_t)tracked_fast + room;
+	for (uint32_t b = NR_BUCKETS; b-- > 0;) {
+		hot += hs->hist[b];
+		if ((int64_t)hot > want) {
+			boundary = b;
+			break;
+		}
+	}
+	floor = bucket_floor(boundary);
+
+	/*
+	 * Pass 2: candidates.  Promotions: sampled slow pages from the boundary
+	 * bucket up, from the front of cands.  Demotions: fast pages not
+	 * clearly hot (never sampled or under the boundary bucket's top), from
+	 * the back; every fast page when only that meets the demote goal.
+	 */
+	demote = hs->cands + total;
+	for (int all = 0; all < 2; all++) {
+		ns = nf = 0;
+		for (uint32_t t = 0; t < v->nr_targets; t++) {
+			const struct cxlt_page *pages = v->targets[t].pages;
+
+			for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
+				const struct cxlt_page *p = &pages[i];
+				struct cand *c;
+
+				if (p->node < 0 || roles[p->node] < 0 || p->since_move < hs->settle_epochs)
+					continue;
+				if (roles[p->node] == CXLT_NODE_SLOW) {
+					if (!(p->flags & CXLT_PAGE_SAMPLED) || p->heat < floor)
+						continue;
+					c = &hs->cands[ns++];
+					c->key = p->heat;
+				} else {
+					if (!all && (p->flags & CXLT_PAGE_SAMPLED) && bucket(p->heat) > boundary)
+						continue;
+					c = &demote[-(int64_t)++nf];
+					c->key = coldness(p);
+				}
+				c->target = t;
+				c->page = (uint32_t)i;
+			}
+		}
+		if (nf >= goal || nf >= left)
+			break;
+	}
+	demote -= nf;
+	top_k(hs->cands, ns, ns < left ? ns : left);
+	top_k(demote, nf, nf < left ? nf : left);
+
+	/* Demotions the fast tier needs whatever is promoted. */
+	while (nd < nf && nd < left) {
+		const struct cxlt_page *p = page_of(v, &demote[nd]);
+
+		if (nd < goal ||
+		    (room + (int64_t)nd < 0 &&
+		     (!(p->flags & CXLT_PAGE_SAMPLED) || bucket(p->heat) < boundary)))
+			nd++;
+		else
+			break;
+	}
+	/* Promotions, hottest first: into the room, then in place of colder pages. */
+	for (uint64_t i = 0; i < ns && nd + np < left; i++) {
+		if (room + (int64_t)nd - (int64_t)np > 0) {
+			np++;
+			continue;
+		}
+		if (nd >= nf || nd + np + 2 > left ||
+		    !(page_of(v, &hs->cands[i])->heat >
+		      page_of(v, &demote[nd])->heat * (1 + hs->min_gain)))
+			break;
+		nd++;
+		np++;
+	}
+
+	/* Demotions first in the plan, then the promotions in order. */
+	for (uint64_t i = 0; i < nd; i++)
+		if (cxlt_plan_add(plan, demote[i].target, demote[i].page, slow))
+			return 0;
+	for (uint64_t i = 0; i < np; i++)
+		if (cxlt_plan_add(plan, hs->cands[i].target, hs->cands[i].page, fast))
+			return 0;
+	return 0;
+}
+
+static const struct cxlt_param_desc hotset_params[] = {
+	{ "headroom", "0.02", "fraction of fast capacity kept free over the high watermark" },
+	{ "min_gain", "1", "a slow page displaces a fast one only if hotter by this fraction (1: twice as hot)" },
+	{ "settle_epochs", "10", "epochs a moved page is left alone (match --pingpong-epochs)" },
+	{ NULL, NULL, NULL },
+};
+
+const struct cxlt_policy cxlt_policy = {
+	.sz = sizeof(struct cxlt_policy),
+	.abi = CXLT_POLICY_ABI,
+	.name = "hotset",
+	.description = "keep the hottest pages that fit in the fast tier (heat histogram, no threshold)",
+	.params = hotset_params,
+	.init = hotset_init,
+	.decide = hotset_decide,
+	.fini = hotset_fini,
+};

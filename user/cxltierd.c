@@ -279,6 +279,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 }
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t reload_requested;
 
 /* Recording: raw samples are buffered and written in blocks. */
 struct recorder {
@@ -468,6 +469,25 @@ static int epoch(struct agent *a)
 	return 0;
 }
 
+/*
+ * SIGHUP: load the policy file again (a researcher rebuilt it).  The new one
+ * must load, pass the ABI check and init, or the running one stays.
+ */
+static void reload_policy(struct agent *a)
+{
+	struct policy_host fresh;
+
+	pr_info("SIGHUP: reloading policy %s", a->cfg->policy);
+	if (policy_host__load(&fresh, a->cfg->policy, a->cfg->policy_dir, a->cfg->params,
+			      a->cfg->nr_params)) {
+		pr_warn("reload refused: keeping policy %s from %s", a->policy.ops->name, a->policy.path);
+		return;
+	}
+	policy_host__unload(&a->policy);
+	a->policy = fresh;
+	pr_info("policy %s reloaded from %s", a->policy.ops->name, a->policy.path);
+}
+
 static int setup_signals(void)
 {
 	sigset_t set;
@@ -500,8 +520,8 @@ static void wait_until(int sfd, struct sampler *s, double until)
 			continue;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
-				pr_info("SIGHUP: configuration reload is not supported yet; carrying on");
-				continue;
+				reload_requested = 1;
+				return;
 			}
 			pr_info("%s: stopping", strsignal(si.ssi_signo));
 			stop_requested = 1;
@@ -646,6 +666,11 @@ int main(int argc, char **argv)
 		double end = cfg.duration ? start + cfg.duration : 0;
 
 		wait_until(sfd, &a.s, end && end < next ? end : next);
+		if (reload_requested) {
+			reload_requested = 0;
+			reload_policy(&a);
+			continue;
+		}
 		if (stop_requested || (end && now_sec() >= end))
 			break;
 		epoch(&a);

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Live test: SIGHUP reloads the policy file; a broken new file (wrong ABI) is
+# refused with a message naming the file and both ABI versions, and the
+# agent keeps the last good policy and keeps running; a rebuilt good file is
+# really loaded (not the old object dlopen still holds).
+set -euo pipefail
+BUILD=${BUILD:-build}
+work=$(mktemp -d)
+agent=""
+sleeper=""
+cleanup() {
+	[ -n "$agent" ] && kill "$agent" 2>/dev/null || true
+	[ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; sed 's/^/  agent: /' "$work/agent.log" >&2 || true; exit 1; }
+wait_log() {
+	for _ in $(seq 100); do grep -q "$1" "$work/agent.log" && return 0; sleep 0.05; done
+	fail "the agent never logged '$1'"
+}
+
+mkdir "$work/policies"
+install -m 0644 "$BUILD/policies/hotcold.so" "$work/policies/p.so"
+cc -shared -fPIC -Iinclude -o "$work/bad.so" tests/fixtures/policies/bad_abi.c
+sleep 60 & sleeper=$!
+"$BUILD/cxltierd" --pid "$sleeper" --policy p --policy-dir "$work/policies" --epoch-ms 100 \
+	--run-dir "$work/run" > "$work/agent.log" 2>&1 &
+agent=$!
+wait_log 'target pid'
+
+install -m 0644 "$work/bad.so" "$work/policies/p.so"
+kill -HUP "$agent"
+wait_log 'reload refused: keeping policy hotcold'
+grep -q "p.so: built for policy ABI 99, but this cxltierd speaks ABI 1" "$work/agent.log" ||
+	fail "the refusal does not name the file and both ABI versions"
+sleep 0.3
+kill -0 "$agent" || fail "the agent died after a bad reload"
+[ "$(jq -r .policy.name "$work/run/status.json")" = hotcold ] || fail "status no longer shows the last good policy"
+
+install -m 0644 "$BUILD/tests/policies/flip.so" "$work/policies/p.so"
+kill -HUP "$agent"
+wait_log 'policy flip reloaded'
+for _ in $(seq 40); do [ "$(jq -r .policy.name "$work/run/status.json")" = flip ] && break; sleep 0.05; done
+[ "$(jq -r .policy.name "$work/run/status.json")" = flip ] || fail "status does not show the reloaded policy"
+
+kill -TERM "$agent"
+rc=0
+wait "$agent" || rc=$?
+agent=""
+[ "$rc" -eq 0 ] || fail "cxltierd exited $rc"
+echo "reload: ok"

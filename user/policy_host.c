@@ -160,15 +160,20 @@ int policy_host__load(struct policy_host *h, const char *name, const char *dir,
 		return err;
 	}
 	close(fd);
+	/*
+	 * dlopen knows objects by path: the memfd stays open while the policy
+	 * is loaded, so no other policy can get the same /proc/self/fd/N name.
+	 */
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", mfd);
 	h->dl = dlopen(fdpath, RTLD_NOW | RTLD_LOCAL);
-	close(mfd);
+	h->memfd = mfd;
 	if (!h->dl) {
 		const char *why = dlerror();
 		const char *tail = why ? strstr(why, ": ") : NULL;
 
 		pr_err("policy %s: cannot load: %s", h->path, tail ? tail + 2 : why);
-		return -ENOEXEC;
+		err = -ENOEXEC;
+		goto fail;
 	}
 	ops = dlsym(h->dl, "cxlt_policy");
 	if (!ops) {
@@ -217,6 +222,8 @@ void policy_host__unload(struct policy_host *h)
 		h->ops->fini(h->state);
 	if (h->dl)
 		dlclose(h->dl);
+	if (h->memfd > 0)
+		close(h->memfd);
 	free(h->strings);
 	memset(h, 0, sizeof(*h));
 }

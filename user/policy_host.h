@@ -11,6 +11,7 @@
 
 struct policy_host {
 	void *dl;
+	int memfd;		/* the loaded copy; names the object for dlopen */
 	const struct cxlt_policy *ops;
 	void *state;
 	char path[PATH_MAX];

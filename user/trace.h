@@ -21,6 +21,7 @@
 #include <stdio.h>
 
 #include "cxltier.h"
+#include "cxltier/policy.h"	/* node roles */
 
 #define TRACE_MAGIC "CXLTTRC"	/* 8 bytes with the NUL */
 #define TRACE_VERSION 1

@@ -747,6 +747,21 @@ io:
 
 /* ---- main ---- */
 
+/* -o POLICY:KEY=VALUE names a policy as given on the command line, or by its file's base name. */
+static char *param_for(char *param, const char *arg)
+{
+	const char *base = strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg;
+	size_t len = strlen(arg), blen = strlen(base);
+
+	if (blen > 3 && !strcmp(base + blen - 3, ".so"))
+		blen -= 3;
+	if (!strncmp(param, arg, len) && param[len] == ':')
+		return param + len + 1;
+	if (!strncmp(param, base, blen) && param[blen] == ':')
+		return param + blen + 1;
+	return NULL;
+}
+
 static uint64_t parse_num(const char *opt, const char *arg, uint64_t min, uint64_t max)
 {
 	uint64_t v;
@@ -905,30 +920,26 @@ int main(int argc, char **argv)
 	if (npol > MAX_POLICIES)
 		usage_error("too many policies (at most %s)", "16");
 
-	for (int i = 0; i < npol; i++) {
-		const char *name = argv[optind + 1 + i];
-		char *mine[64];
-		int nmine = 0;
-		size_t len = strlen(name);
-
-		for (int k = 0; k < nparams; k++)
-			if (!strncmp(params[k], name, len) && params[k][len] == ':')
-				mine[nmine++] = params[k] + len + 1;
-		if (policy_host__load(&hosts[i], name, policy_dir, mine, nmine))
-			goto out;
-	}
 	for (int k = 0; k < nparams; k++) {
 		bool used = false;
 
-		for (int i = 0; i < npol; i++) {
-			size_t len = strlen(argv[optind + 1 + i]);
-
-			used |= !strncmp(params[k], argv[optind + 1 + i], len) && params[k][len] == ':';
-		}
+		for (int i = 0; i < npol; i++)
+			used |= param_for(params[k], argv[optind + 1 + i]) != NULL;
 		if (!used)
 			usage_error("--param '%s' names no policy on the command line", params[k]);
 	}
 
+	for (int i = 0; i < npol; i++) {
+		const char *name = argv[optind + 1 + i];
+		char *mine[64];
+		int nmine = 0;
+
+		for (int k = 0; k < nparams; k++)
+			if (param_for(params[k], name))
+				mine[nmine++] = param_for(params[k], name);
+		if (policy_host__load(&hosts[i], name, policy_dir, mine, nmine))
+			goto out;
+	}
 	pages = distinct_pages(&t);
 	fast_cap = o.fast_pages ? o.fast_pages : (uint64_t)ceil(pages * o.fast_ratio);
 	slow_cap = o.slow_pages ? o.slow_pages : pages;

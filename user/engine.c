@@ -74,6 +74,8 @@ int engine__decide_and_move(struct engine *e, double now)
 	    (err = grow((void **)&e->moves, &e->moves_cap, budget + 1, sizeof(*e->moves))))
 		return err;
 	build_view(e, &view, &w, budget);
+	/* Slots a policy claims but never wrote must read as invalid, not as moves. */
+	memset(e->moves, 0xff, (budget + 1) * sizeof(*e->moves));
 	plan.moves = e->moves;
 	plan.cap = (uint32_t)budget;
 	t0 = now_sec();

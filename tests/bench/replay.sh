@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# make bench, replay part: every shipped policy on the three synthetic traces
+# at fast:total = 1:4 and 1:8, its fast-tier hit ratio as a fraction of the
+# oracle's, and replay speed.  Goals (issue 4): hotset >= 0.95 of the oracle
+# on zipf and hotset, >= 0.85 on shift, and beats tpp on shift; >= 10 M
+# samples/s.
+set -euo pipefail
+BUILD=${BUILD:-build}
+R="$BUILD/cxltier-replay"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+policies=()
+for p in hotset hotcold age tpp; do
+	[ -e "$BUILD/policies/$p.so" ] && policies+=("$p")
+done
+for kind in zipf hotset shift; do
+	"$R" --synth "$kind" --seed 1 -O "$work/$kind.trace" 2> /dev/null
+done
+printf '%-8s %-5s' trace fast
+for p in none "${policies[@]}"; do printf ' %9s' "$p"; done
+printf ' %9s\n' "oracle"
+for kind in zipf hotset shift; do
+	for ratio in 1:4 1:8; do
+		"$R" --json --fast-ratio "$ratio" "$work/$kind.trace" "${policies[@]}" > "$work/r.json"
+		printf '%-8s %-5s' "$kind" "$ratio"
+		jq -r '.policies[1:][] | .vs_oracle' "$work/r.json" | while read -r v; do printf ' %9.3f' "$v"; done
+		printf ' %8.1f%%\n' "$(jq '.policies[0].fast_hit_ratio * 100' "$work/r.json")"
+	done
+done
+echo "(each policy's fast-tier hit ratio as a fraction of the oracle's; the oracle's own ratio last)"
+"$R" --timing --fast-ratio 1:4 "$work/zipf.trace" "${policies[@]}" 2>&1 >/dev/null | grep replayed

@@ -56,6 +56,7 @@ struct config {
 	struct mover_opts mover;
 	bool observe;
 	bool keep_pins;
+	bool take_over;
 	bool policy_help;
 };
 
@@ -111,6 +112,8 @@ static const char usage_text[] =
 "      --pin-dir DIR        where maps and programs are pinned (default " CXLT_PIN_DIR ")\n"
 "      --run-dir DIR        status and lock files (default " CXLT_RUN_DIR ")\n"
 "      --keep-pins          leave the pins in place at exit\n"
+"      --take-over          run even if the kernel's own memory tiering is on\n"
+"                           (kernel.numa_balancing & 2), restoring it at exit\n"
 "  -v, --verbose            more log (twice: libbpf and per-epoch debug)\n"
 "  -q, --quiet              errors and warnings only\n"
 "  -h, --help               this text\n"
@@ -134,7 +137,7 @@ enum {
 	OPT_POLICY_DIR = 256, OPT_POLICY_HELP, OPT_DECAY, OPT_SCAN_EPOCHS,
 	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,
 	OPT_HIGH, OPT_PINGPONG, OPT_OBSERVE, OPT_PIN_DIR, OPT_RUN_DIR, OPT_KEEP_PINS,
-	OPT_HINT_PERIOD, OPT_RECORD,
+	OPT_HINT_PERIOD, OPT_RECORD, OPT_TAKE_OVER,
 };
 
 static void parse_args(int argc, char **argv, struct config *c)
@@ -167,6 +170,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 		{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
 		{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 		{ "keep-pins", no_argument, NULL, OPT_KEEP_PINS },
+		{ "take-over", no_argument, NULL, OPT_TAKE_OVER },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -263,6 +267,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 		case OPT_PIN_DIR: c->pin_dir = optarg; break;
 		case OPT_RUN_DIR: c->run_dir = optarg; break;
 		case OPT_KEEP_PINS: c->keep_pins = true; break;
+		case OPT_TAKE_OVER: c->take_over = true; break;
 		case 'v': log_verbosity++; break;
 		case 'q': log_verbosity = LOG_WARN; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
@@ -543,7 +548,7 @@ int main(int argc, char **argv)
 	};
 	struct sampler_opts so = { 0 };
 	static struct recorder rec;
-	char policy_dir[PATH_MAX];
+	char policy_dir[PATH_MAX], state_path[600];
 	struct agent a = { .cfg = &cfg };
 	int err, lock_fd = -1, sfd = -1;
 	double start, next;
@@ -574,11 +579,13 @@ int main(int argc, char **argv)
 		err = lock_fd;
 		goto out;
 	}
-	/* We hold the lock, so pins found now were left by an agent that died. */
+	/* We hold the lock, so pins and state found now were left by an agent that died. */
 	err = sampler__remove_pins(cfg.pin_dir);
 	if (err > 0)
 		pr_info("removed %d stale pins under %s left by an agent that did not stop cleanly",
 			err, cfg.pin_dir);
+	snprintf(state_path, sizeof(state_path), "%s/kernel-settings.state", cfg.run_dir);
+	ksettings__recover(cfg.sysfs_root, state_path);
 
 	if ((err = topology__load(&a.topo, cfg.sysfs_root, cfg.fast_nodes, cfg.slow_nodes)))
 		goto out;
@@ -628,7 +635,8 @@ int main(int argc, char **argv)
 	}
 	if ((err = sampler__open(&a.s, &so)))
 		goto out;
-	if (!strcmp(a.s.source, "hint") && (err = ksettings__take(&a.kset, cfg.sysfs_root, cfg.hint_period_ms)))
+	if (!strcmp(a.s.source, "hint") && (err = ksettings__take(&a.kset, cfg.sysfs_root, state_path, cfg.hint_period_ms,
+					   cfg.take_over)))
 		goto out;
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a.s.source,
 		a.s.source_why, a.s.pin_dir);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -36,6 +37,84 @@ bool ksettings__hint_capable(const char *root)
 	return access(full, W_OK) == 0;
 }
 
+/* The state file: "path<TAB>old value" lines; written in full before every change. */
+static int save_state(const struct ksettings *k, const char *pending_path, const char *pending_old)
+{
+	char tmp[600];
+	FILE *f;
+	int fd;
+
+	if (!k->state[0])
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", k->state);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		int err = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		pr_err("cannot write %s: %s", tmp, strerror(-err));
+		return err;
+	}
+	for (int i = 0; i < k->nr; i++)
+		if (k->set[i].changed)
+			fprintf(f, "%s\t%s\n", k->set[i].path, k->set[i].old);
+	if (pending_path)
+		fprintf(f, "%s\t%s\n", pending_path, pending_old);
+	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, k->state)) {
+		int err = -errno;
+
+		pr_err("cannot write %s: %s", k->state, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+/* Only these may be written back from a state file: it is root's, but be strict. */
+static bool known_setting(const char *path)
+{
+	static const char *const known[] = { NUMA_BALANCING, PROMOTE_RATE, SCAN_PERIOD_MAX };
+
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		if (!strcmp(path, known[i]))
+			return true;
+	return false;
+}
+
+int ksettings__recover(const char *root, const char *state_path)
+{
+	char line[640];
+	int n = 0;
+	FILE *f = fopen(state_path, "re");
+
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *tab = strchr(line, '\t'), *val;
+		int err;
+
+		if (!tab)
+			continue;
+		*tab = '\0';
+		val = tab + 1;
+		val[strcspn(val, "\n")] = '\0';
+		if (!known_setting(line) || !*val || strlen(val) > 32) {
+			pr_warn("%s: ignoring unexpected entry '%s'", state_path, line);
+			continue;
+		}
+		err = write_text(root ? root : "", line, val);
+		if (err) {
+			pr_err("cannot restore %s to %s: %s", line, val, strerror(-err));
+			continue;
+		}
+		pr_info("restored %s to %s, left changed by an agent that did not stop cleanly", line, val);
+		n++;
+	}
+	fclose(f);
+	unlink(state_path);
+	return n;
+}
+
 static int apply(struct ksettings *k, const char *path, const char *val, bool optional)
 {
 	struct ksetting *s = &k->set[k->nr];
@@ -57,6 +136,8 @@ static int apply(struct ksettings *k, const char *path, const char *val, bool op
 	k->nr++;
 	if (!strcmp(s->old, val))
 		return 0;
+	if ((err = save_state(k, path, s->old)))
+		return err;
 	if ((err = write_text(k->root, path, val))) {
 		pr_err("cannot set %s%s to %s: %s", k->root, path, val, strerror(-err));
 		return err;
@@ -66,14 +147,26 @@ static int apply(struct ksettings *k, const char *path, const char *val, bool op
 	return 0;
 }
 
-int ksettings__take(struct ksettings *k, const char *root, unsigned int scan_period_ms)
+int ksettings__take(struct ksettings *k, const char *root, const char *state_path,
+		    unsigned int scan_period_ms, bool take_over)
 {
-	char period[32];
+	char period[32], mode[16];
 	int err;
 
 	memset(k, 0, sizeof(*k));
 	k->root = root ? root : "";
+	snprintf(k->state, sizeof(k->state), "%s", state_path ? state_path : "");
 	snprintf(period, sizeof(period), "%u", scan_period_ms);
+	/* Mode bit 2 is NUMA_BALANCING_MEMORY_TIERING: someone else's tiering. */
+	if (!read_text(k->root, NUMA_BALANCING, mode, sizeof(mode)) && (atoi(mode) & 2)) {
+		if (!take_over) {
+			pr_err("the kernel's own memory tiering is on (kernel.numa_balancing=%d): another tool or the administrator uses it; stop that first, or start with --take-over to run the agent anyway (it restores %d at exit)",
+			       atoi(mode), atoi(mode));
+			return -EBUSY;
+		}
+		pr_warn("taking over from the kernel's memory tiering (kernel.numa_balancing=%d); restored at exit",
+			atoi(mode));
+	}
 	/*
 	 * Rate limit first: the kernel must not promote in the instant mode 3
 	 * starts.  The scanner's period stretches up to its maximum (60 s by
@@ -106,4 +199,6 @@ void ksettings__restore(struct ksettings *k)
 		s->changed = false;
 	}
 	k->nr = 0;
+	if (k->state[0])
+		unlink(k->state);
 }

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Live test (root): the kernel settings the agent changes come back after
+# any exit.  SIGKILL leaves the state file and pins behind; the next start
+# restores the settings and removes the pins.  With the kernel's own tiering
+# already on, the agent refuses to start unless told to --take-over.
+set -euo pipefail
+BUILD=${BUILD:-build}
+work=$(mktemp -d)
+nb=/proc/sys/kernel/numa_balancing
+rl=/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
+nb0=$(cat $nb)
+rl0=$(cat $rl)
+agent=""
+sleeper=""
+cleanup() {
+	[ -n "$agent" ] && kill -9 "$agent" 2>/dev/null || true
+	[ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null || true
+	wait 2>/dev/null || true
+	echo "$nb0" > $nb
+	echo "$rl0" > $rl
+	rm -rf /sys/fs/bpf/cxltier "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; for f in "$work"/*.log; do sed "s|^|  $(basename "$f"): |" "$f" >&2; done; exit 1; }
+start() { # LOG ARGS...
+	local log=$1
+	shift
+	"$BUILD/cxltierd" --pid "$sleeper" --source hint --epoch-ms 200 --run-dir "$work/run" "$@" \
+		> "$work/$log" 2>&1 &
+	agent=$!
+}
+
+[ "$nb0" -ne 3 ] || fail "kernel.numa_balancing is 3 before the test: cannot tell our change apart"
+sleep 60 & sleeper=$!
+
+start first.log
+for _ in $(seq 100); do [ "$(cat $nb)" = 3 ] && [ -e /sys/fs/bpf/cxltier/cxlt_heat ] && break; sleep 0.05; done
+[ "$(cat $nb)" = 3 ] || fail "the agent did not switch numa_balancing to 3"
+kill -9 "$agent"
+wait "$agent" 2>/dev/null || true
+agent=""
+[ "$(cat $nb)" = 3 ] || fail "expected the setting still changed after SIGKILL"
+[ -s "$work/run/kernel-settings.state" ] || fail "no state file left for the next start"
+[ -e /sys/fs/bpf/cxltier/cxlt_heat ] || fail "expected stale pins after SIGKILL"
+
+start second.log --duration 0.5 --source fault
+wait "$agent" || fail "the restart failed"
+agent=""
+grep -q "restored /proc/sys/kernel/numa_balancing to $nb0, left changed by an agent that did not stop cleanly" \
+	"$work/second.log" || fail "the restart did not restore numa_balancing"
+grep -q "removed [0-9]* stale pins" "$work/second.log" || fail "the restart did not remove stale pins"
+[ "$(cat $nb)" = "$nb0" ] && [ "$(cat $rl)" = "$rl0" ] || fail "settings not back: $(cat $nb) $(cat $rl)"
+[ ! -e "$work/run/kernel-settings.state" ] || fail "state file left after a clean run"
+[ ! -e /sys/fs/bpf/cxltier ] || fail "pins left after a clean run"
+
+# Someone else's tiering: refused, then taken over and given back.
+echo 2 > $nb
+start third.log --duration 0.5
+rc=0
+wait "$agent" || rc=$?
+agent=""
+[ "$rc" -ne 0 ] || fail "the agent started although the kernel's tiering was on"
+grep -q "kernel's own memory tiering is on (kernel.numa_balancing=2)" "$work/third.log" || fail "no clear refusal"
+[ "$(cat $nb)" = 2 ] || fail "the refusing agent changed numa_balancing"
+start fourth.log --duration 0.5 --take-over
+wait "$agent" || fail "--take-over failed"
+agent=""
+grep -q "taking over" "$work/fourth.log" || fail "no take-over message"
+[ "$(cat $nb)" = 2 ] || fail "numa_balancing not given back after --take-over: $(cat $nb)"
+echo "kernel-settings: ok"

@@ -67,6 +67,9 @@ int engine__decide_and_move(struct engine *e, double now)
 	double t0;
 	int err;
 
+	/* No plan can move more pages than are tracked: keeps the scratch small. */
+	if (budget > tracker__pages(e->tr))
+		budget = tracker__pages(e->tr);
 	if (budget > UINT32_MAX - 1)
 		budget = UINT32_MAX - 1;
 	mover__wmarks(e->m, e->topo, &w);

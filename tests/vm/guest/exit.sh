@@ -13,9 +13,9 @@ agent=$!
 wait_for /tmp/agent.log 'maps and programs pinned'
 pids=""
 for i in $(seq 1 $procs); do
-	tierbench --size 16M --threads 1 --duration 1.5 --verify > "/tmp/tb$i.out" 2>&1 &
+	tierbench --size 16M --threads 1 --duration 3 --verify > "/tmp/tb$i.out" 2>&1 &
 	pids="$pids $!"
-	sleep 0.7
+	sleep 1
 done
 for p in $pids; do
 	wait "$p" || fail "tierbench pid $p failed"

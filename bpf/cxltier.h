@@ -43,6 +43,15 @@ struct cxlt_sample {
 	__u64 vpage;
 };
 
+/* Kernel migrations by enum migrate_reason; the last slot takes reasons past it. */
+#define CXLT_MIGRATE_REASONS 16
+
+struct cxlt_kmigrate {
+	__u64 succeeded;	/* pages */
+	__u64 failed;		/* pages */
+	__u64 batches;		/* migrate_pages() calls */
+};
+
 enum cxlt_stat_id {
 #define CXLT_STAT(id, name, desc) CXLT_STAT_##id,
 #include "stats.def"

@@ -140,6 +140,15 @@ static void print_text(struct json_object *st, struct json_object *pinned)
 		if (json_object_is_type(v, json_type_int))
 			printf("  %-20s %s\n", k, json_object_get_string(v));
 	}
+	printf("\nkernel migrations since the agent started (move_pages counts as syscall):\n");
+	if (get(st, "kernel_migrations")) {
+		struct json_object *km = get(st, "kernel_migrations");
+
+		if (!json_object_object_length(km))
+			printf("  none\n");
+		json_object_object_foreach(km, k3, v3)
+			printf("  %-20s %s pages, %s failed\n", k3, get_str(v3, "pages"), get_str(v3, "failed"));
+	}
 	printf("\nmover counters:\n");
 	if (mover) {
 		json_object_object_foreach(mover, k2, v2)

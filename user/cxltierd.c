@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "kmigrate.h"
 #include "ksettings.h"
 #include "mover.h"
 #include "policy_host.h"
@@ -391,6 +392,7 @@ struct agent {
 	struct mover m;
 	struct policy_host policy;
 	struct ksettings kset;
+	struct kmigrate km;
 	struct agent_state st;
 	bool migrate;
 	struct engine eng;
@@ -491,6 +493,25 @@ static void reload_policy(struct agent *a)
 	policy_host__unload(&a->policy);
 	a->policy = fresh;
 	pr_info("policy %s reloaded from %s", a->policy.ops->name, a->policy.path);
+}
+
+/* Says what the kernel migrated itself while the agent ran (move_pages is reason "syscall"). */
+static void log_kernel_migrations(const struct kmigrate *km)
+{
+	struct cxlt_kmigrate k[CXLT_MIGRATE_REASONS];
+	char text[512] = "";
+	size_t off = 0;
+
+	if (kmigrate__read(km, k))
+		return;
+	for (int r = 0; r < CXLT_MIGRATE_REASONS && off < sizeof(text); r++)
+		if (k[r].batches)
+			off += snprintf(text + off, sizeof(text) - off, "%s%s %llu (%llu failed)",
+					off ? ", " : "", km->names[r],
+					(unsigned long long)k[r].succeeded,
+					(unsigned long long)k[r].failed);
+	pr_info("pages the kernel migrated while the agent ran, by reason: %s",
+		off ? text : "none");
 }
 
 static int setup_signals(void)
@@ -640,6 +661,8 @@ int main(int argc, char **argv)
 		goto out;
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a.s.source,
 		a.s.source_why, a.s.pin_dir);
+	if ((err = kmigrate__open(&a.km, cfg.pin_dir)))
+		pr_warn("kernel migration accounting unavailable: %s", strerror(-err));
 
 	if ((err = targets__init(&cfg.specs, &a.s)))
 		goto out;
@@ -664,6 +687,7 @@ int main(int argc, char **argv)
 	a.st.s = &a.s;
 	a.st.m = &a.m;
 	a.st.policy = &a.policy;
+	a.st.km = &a.km;
 	a.st.started = (double)time(NULL);
 	a.st.epoch_ms = cfg.epoch_ms;
 	a.log_every = 10000 / cfg.epoch_ms ? 10000 / cfg.epoch_ms : 1;
@@ -695,9 +719,11 @@ int main(int argc, char **argv)
 		(unsigned long long)(a.m.total.promoted + a.m.total.demoted + a.m.total.moved_other),
 		(unsigned long long)a.m.total.promoted, (unsigned long long)a.m.total.demoted,
 		(unsigned long long)a.m.total.moved_other, (unsigned long long)a.s.drained);
+	log_kernel_migrations(&a.km);
 	err = 0;
 out:
 	recorder__close(&rec, &a.s);
+	kmigrate__close(&a.km);
 	ksettings__restore(&a.kset);
 	sampler__close(&a.s, cfg.keep_pins);
 	if (lock_fd >= 0) {

@@ -125,6 +125,24 @@ int status__publish(const struct agent_state *st)
 	ADD(root, "nodes", nodes_json(st->topo));
 	ADD(root, "targets", targets_json(st->tr, st->topo));
 	ADD(root, "mover", mover_json(&st->m->total));
+	{
+		struct cxlt_kmigrate km[CXLT_MIGRATE_REASONS];
+		struct json_object *o = json_object_new_object();
+
+		/* Every migration in the kernel since the agent started, by reason. */
+		if (!kmigrate__read(st->km, km))
+			for (int r = 0; r < CXLT_MIGRATE_REASONS; r++) {
+				struct json_object *e;
+
+				if (!km[r].batches)
+					continue;
+				e = json_object_new_object();
+				ADD(e, "pages", U64(km[r].succeeded));
+				ADD(e, "failed", U64(km[r].failed));
+				ADD(o, st->km->names[r], e);
+			}
+		ADD(root, "kernel_migrations", o);
+	}
 	ADD(root, "mover_last_epoch", mover_json(&st->m->epoch));
 
 	snprintf(path, sizeof(path), "%s/status.json", st->run_dir);

@@ -6,6 +6,7 @@
 #ifndef CXLT_STATUS_H
 #define CXLT_STATUS_H
 
+#include "kmigrate.h"
 #include "mover.h"
 #include "policy_host.h"
 #include "sampler.h"
@@ -21,6 +22,7 @@ struct agent_state {
 	const struct sampler *s;
 	const struct mover *m;
 	const struct policy_host *policy;
+	const struct kmigrate *km;	/* may be unloaded */
 	const char *mode;	/* "migrate" or "observe" */
 	const char *mode_why;
 	double started;		/* wall clock */

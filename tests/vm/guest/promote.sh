@@ -30,6 +30,8 @@ while kill -0 "$agent" 2>/dev/null && [ "$settled" -lt 5 ]; do
 	fi
 	[ -n "$reached" ] && settled=$((settled + 1))
 done
+cxltierctl status --json > /tmp/status.json || fail "no status"
+cxltierctl status | sed -n '/kernel migrations/,/^$/p'
 kill -TERM "$agent" 2>/dev/null
 wait "$agent" || fail "cxltierd exited $? after SIGTERM"
 kill -INT "$tb"
@@ -45,10 +47,17 @@ res hot_on_node0_at_end "$hot0"
 res seconds_to_90pct "${reached:-never}"
 res cold_on_node1_at_end "$cold1"
 res kernel_promotions $(( $(vmstat pgpromote_success) - promote0 ))
+res kernel_numa_misplaced_pages "$(jq '.kernel_migrations.numa_misplaced.pages // 0' /tmp/status.json)"
+res move_pages_pages "$(jq '.kernel_migrations.syscall.pages // 0' /tmp/status.json)"
+res agent_moved_pages "$(jq '.mover.promoted + .mover.demoted + .mover.moved_other' /tmp/status.json)"
 [ -n "$reached" ] || fail "90% of the hot set never reached node 0"
 awk -v r="$reached" 'BEGIN { exit !(r <= 30) }' || fail "90% of the hot set took ${reached}s (> 30 s)"
 [ "$cold1" -eq "$cold" ] || fail "cold pages left node 1: $cold1 of $cold still there"
 [ "$(vmstat pgpromote_success)" -eq "$promote0" ] || fail "the kernel promoted pages itself"
+jq -e '(.kernel_migrations.numa_misplaced.pages // 0) == 0' /tmp/status.json > /dev/null ||
+	fail "the agent's accounting saw the kernel migrate pages itself"
+jq -e '.kernel_migrations.syscall.pages == .mover.promoted + .mover.demoted + .mover.moved_other' \
+	/tmp/status.json > /dev/null || fail "move_pages migrations seen by the kernel != the agent's count"
 [ "$(cat /proc/sys/kernel/numa_balancing)" = "$nb0" ] || fail "numa_balancing not restored"
 [ "$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)" = "$rl0" ] || fail "promotion rate limit not restored"
 echo "promote: ok"

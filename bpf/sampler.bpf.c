@@ -121,7 +121,8 @@ static __always_inline int cxlt_count(__u64 addr, __u16 source)
 	bool hint = source == CXLT_SRC_HINT;
 
 	stat_inc(CXLT_STAT_SEEN);
-	if (!addr || !is_target(tgid)) {
+	/* Kernel addresses (top bit set; IBS samples kernel ops before 6.14) are not ours to tier. */
+	if (!addr || (addr >> 63) || !is_target(tgid)) {
 		stat_inc(CXLT_STAT_FILTERED);
 		return 0;
 	}

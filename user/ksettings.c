@@ -13,6 +13,7 @@
 #define PROMOTE_RATE "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"
 /* Since 5.13 the scanner's tunables live in debugfs (if mounted). */
 #define SCAN_PERIOD_MAX "/sys/kernel/debug/sched/numa_balancing/scan_period_max_ms"
+#define SCAN_PERIOD_MIN "/sys/kernel/debug/sched/numa_balancing/scan_period_min_ms"
 
 static int write_text(const char *root, const char *path, const char *val)
 {
@@ -73,7 +74,8 @@ static int save_state(const struct ksettings *k, const char *pending_path, const
 /* Only these may be written back from a state file: it is root's, but be strict. */
 static bool known_setting(const char *path)
 {
-	static const char *const known[] = { NUMA_BALANCING, PROMOTE_RATE, SCAN_PERIOD_MAX };
+	static const char *const known[] = { NUMA_BALANCING, PROMOTE_RATE, SCAN_PERIOD_MAX,
+					     SCAN_PERIOD_MIN };
 
 	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
 		if (!strcmp(path, known[i]))
@@ -171,10 +173,12 @@ int ksettings__take(struct ksettings *k, const char *root, const char *state_pat
 	 * Rate limit first: the kernel must not promote in the instant mode 3
 	 * starts.  The scanner's period stretches up to its maximum (60 s by
 	 * default) while it migrates nothing, which would starve the samples:
-	 * cap it, so each page can report about once a period.
+	 * pin it (min = max), so each page can report about once a period and
+	 * the cost of scanning stays what the period says.
 	 */
 	if ((err = apply(k, PROMOTE_RATE, "0", false)) ||
 	    (err = apply(k, SCAN_PERIOD_MAX, period, true)) ||
+	    (err = apply(k, SCAN_PERIOD_MIN, period, true)) ||
 	    (err = apply(k, NUMA_BALANCING, "3", false))) {
 		ksettings__restore(k);
 		return err;

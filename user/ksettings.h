@@ -12,7 +12,7 @@
 
 #include <stdbool.h>
 
-#define KSET_MAX 4
+#define KSET_MAX 6
 
 struct ksetting {
 	const char *path;

@@ -74,90 +74,6 @@ int sampler__remove_pins(const char *dir)
 	return n;
 }
 
-/* Parses "config:0-7" / "config1:0-15" / "config:32" from a PMU format file. */
-static int apply_format(const char *fmt, uint64_t value, struct pmu_event *ev)
-{
-	unsigned lo, hi;
-	uint64_t *field;
-	const char *bits = strchr(fmt, ':');
-
-	if (!bits)
-		return -EINVAL;
-	if (!strncmp(fmt, "config1:", 8))
-		field = &ev->config1;
-	else if (!strncmp(fmt, "config:", 7))
-		field = &ev->config;
-	else
-		return -EINVAL;
-	if (sscanf(bits + 1, "%u-%u", &lo, &hi) != 2) {
-		if (sscanf(bits + 1, "%u", &lo) != 1)
-			return -EINVAL;
-		hi = lo;
-	}
-	if (hi < lo || hi > 63)
-		return -EINVAL;
-	*field |= (value & (hi - lo == 63 ? ~0ULL : ((1ULL << (hi - lo + 1)) - 1))) << lo;
-	return 0;
-}
-
-/* Builds config from an event alias ("event=0xcd,umask=0x1,ldlat=3"). */
-static int parse_event(const char *root, const char *pmu, const char *alias,
-		       struct pmu_event *ev)
-{
-	char path[256], text[256], fmt[128];
-	char *term, *save;
-	int err;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/events/%s", pmu, alias);
-	if ((err = read_text(root, path, text, sizeof(text))))
-		return err;
-	for (term = strtok_r(text, ",\n", &save); term; term = strtok_r(NULL, ",\n", &save)) {
-		char *eq = strchr(term, '=');
-		uint64_t v = 1;
-
-		if (eq) {
-			*eq = '\0';
-			v = strtoull(eq + 1, NULL, 0);
-		}
-		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/format/%s", pmu, term);
-		if ((err = read_text(root, path, fmt, sizeof(fmt))) ||
-		    (err = apply_format(fmt, v, ev)))
-			return err ? err : -EINVAL;
-	}
-	return 0;
-}
-
-static int read_type(const char *root, const char *pmu, uint32_t *type)
-{
-	char path[128], text[32];
-	int err;
-
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/type", pmu);
-	if ((err = read_text(root, path, text, sizeof(text))))
-		return err;
-	*type = strtoul(text, NULL, 10);
-	return 0;
-}
-
-int pmu__discover(const char *root, struct pmu_event *ev)
-{
-	memset(ev, 0, sizeof(*ev));
-	/* Intel PEBS: load latency samples carry the data address. */
-	if (!read_type(root, "cpu", &ev->type) &&
-	    !parse_event(root, "cpu", "mem-loads", ev)) {
-		snprintf(ev->name, sizeof(ev->name), "cpu/mem-loads (Intel PEBS)");
-		ev->precise = true;
-		return 0;
-	}
-	memset(ev, 0, sizeof(*ev));
-	/* AMD IBS op: every sampled op has its data address (when it is a load/store). */
-	if (!read_type(root, "ibs_op", &ev->type)) {
-		snprintf(ev->name, sizeof(ev->name), "ibs_op (AMD IBS)");
-		return 0;
-	}
-	return -ENOENT;
-}
-
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	/* libbpf's warnings explain load failures; its chatter only with -vv. */
@@ -179,15 +95,46 @@ static int add_link(struct sampler *s, struct bpf_link *link)
 	return 0;
 }
 
-/* Opens one event per online CPU and attaches the perf_event program to each. */
-static int attach_perf(struct sampler *s, struct perf_event_attr *attr)
+static int add_pmu_fd(struct sampler *s, int fd)
 {
-	int ncpu = libbpf_num_possible_cpus(), attached = 0;
+	int *fds = realloc(s->pmu_fds, (s->nr_pmu_fds + 1) * sizeof(*fds));
 
+	if (!fds)
+		return -ENOMEM;
+	s->pmu_fds = fds;
+	s->pmu_fds[s->nr_pmu_fds++] = fd;
+	return 0;
+}
+
+/* Detaches what was attached after the marks (an optional event that failed). */
+static void rollback_links(struct sampler *s, int nr_links, int nr_pmu_fds)
+{
+	while (s->nr_links > nr_links)
+		bpf_link__destroy(s->links[--s->nr_links]);	/* closes the perf fd too */
+	s->nr_pmu_fds = nr_pmu_fds;
+}
+
+/*
+ * Opens one event per online CPU (for a PMU event: per CPU of its PMU) and
+ * attaches the perf_event program to each.  *failed_cpu names the CPU whose
+ * open failed.  A PMU event's fds are kept for PERF_EVENT_IOC_PERIOD; the
+ * links own them.
+ */
+static int attach_perf(struct sampler *s, struct perf_event_attr *attr,
+		       const struct pmu_event *ev, int *failed_cpu)
+{
+	int ncpu = libbpf_num_possible_cpus(), attached = 0, err;
+
+	if (ncpu < 0)
+		return ncpu;
 	for (int cpu = 0; cpu < ncpu; cpu++) {
 		struct bpf_link *link;
-		int fd = syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		int fd;
 
+		if (ev && !pmu__event_on_cpu(ev, cpu))
+			continue;
+		*failed_cpu = cpu;
+		fd = syscall(__NR_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			if (errno == ENODEV || errno == ENOENT)
 				continue;	/* CPU offline */
@@ -195,41 +142,120 @@ static int attach_perf(struct sampler *s, struct perf_event_attr *attr)
 		}
 		link = bpf_program__attach_perf_event(s->skel->progs.cxlt_pmu_sample, fd);
 		if (!link) {
-			int err = -errno;
-
+			err = -errno;
 			close(fd);
 			return err;
 		}
 		if (add_link(s, link))
 			return -ENOMEM;
+		if (ev && (err = add_pmu_fd(s, fd)))
+			return err;
 		attached++;
 	}
+	*failed_cpu = -1;
 	return attached ? 0 : -ENODEV;
 }
 
+/*
+ * The first event found (loads on the big or only cores) must open; the
+ * others (stores, the small cores of a hybrid part) are a bonus: one that
+ * fails is left out, with a warning.
+ */
 static int attach_pmu(struct sampler *s, const struct sampler_opts *o)
 {
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.sample_type = PERF_SAMPLE_ADDR | PERF_SAMPLE_TID,
-		.sample_period = o->pmu_period ? o->pmu_period : 4003,
-		.exclude_kernel = 1,
-		.exclude_hv = 1,
-	};
-	struct pmu_event ev;
-	int err = pmu__discover(o->sysfs_root, &ev);
+	uint64_t stats[CXLT_NR_STATS] = { 0 };
+	int err = pmu__discover(o->sysfs_root, &o->pmu, &s->pmu), opened = 0;
 
 	if (err)
 		return err;
-	attr.type = ev.type;
-	attr.config = ev.config;
-	attr.config1 = ev.config1;
-	attr.precise_ip = ev.precise ? 2 : 0;
-	err = attach_perf(s, &attr);
-	if (!err)
-		snprintf(s->source_why, sizeof(s->source_why),
-			 "memory-sampling event %s, one per CPU", ev.name);
-	return err;
+	s->pmu_cpu_share = o->pmu_cpu_share > 0 ? o->pmu_cpu_share : PMU_CPU_SHARE_DEFAULT;
+	s->pmu_cost_ns = o->pmu_cost_ns > 0 ? o->pmu_cost_ns : PMU_COST_NS_DEFAULT;
+	s->pmu_period = pmu__fit_period(&s->pmu, o->pmu_period ? o->pmu_period : PMU_PERIOD_START);
+	for (int i = 0; i < s->pmu.nr; i++) {
+		struct pmu_event *ev = &s->pmu.ev[i];
+		int nr_links = s->nr_links, nr_fds = s->nr_pmu_fds, cpu = -1;
+
+		ev->attr.sample_period = s->pmu_period;
+		err = attach_perf(s, &ev->attr, ev, &cpu);
+		if (!err) {
+			opened++;
+			continue;
+		}
+		rollback_links(s, nr_links, nr_fds);
+		if (i == 0) {
+			char where[64];
+
+			if (cpu >= 0)
+				snprintf(where, sizeof(where), "on CPU %d: %s", cpu, strerror(-err));
+			else
+				snprintf(where, sizeof(where), "failed on every CPU (no such PMU or event)");
+			snprintf(s->pmu.why, sizeof(s->pmu.why),
+				 "perf_event_open of %s (type %u, config 0x%llx, config1 0x%llx, config2 0x%llx) %s",
+				 ev->name, ev->attr.type, (unsigned long long)ev->attr.config,
+				 (unsigned long long)ev->attr.config1,
+				 (unsigned long long)ev->attr.config2, where);
+			return err;
+		}
+		pr_warn("pmu: leaving out %s: perf_event_open %s%d: %s", ev->name,
+			cpu >= 0 ? "on CPU " : "failed on every CPU", cpu >= 0 ? cpu : 0,
+			strerror(-err));
+	}
+	sampler__read_stats(s->stats_fd, stats);	/* pinned maps may hold counts already */
+	s->pmu_seen_at = stats[CXLT_STAT_SEEN];
+	s->pmu_adapted_at = now_sec();
+	snprintf(s->source_why, sizeof(s->source_why),
+		 "%.220s; one per CPU, period %llu adapting to %.3g%% of one core", s->pmu.why,
+		 (unsigned long long)s->pmu_period, s->pmu_cpu_share * 100);
+	pr_info("pmu: %d of %d events open: %s", opened, s->pmu.nr, s->pmu.why);
+	return 0;
+}
+
+/*
+ * At most once per drain (once per epoch), and not on less than
+ * PMU_ADAPT_MIN_SEC of samples: the samples' own rate since the last look,
+ * their cost, and the next period.  The cost is the configured one, or the
+ * BPF program's measured run time plus the interrupt when bpf_stats is on
+ * and that is more.
+ */
+static void adapt_pmu_period(struct sampler *s)
+{
+	uint64_t stats[CXLT_NR_STATS], next;
+	double now = now_sec(), dt = now - s->pmu_adapted_at, cost = s->pmu_cost_ns, rate;
+	struct bpf_prog_info info;
+	__u32 len = sizeof(info);
+	int err;
+
+	if (dt < PMU_ADAPT_MIN_SEC || sampler__read_stats(s->stats_fd, stats))
+		return;
+	rate = (stats[CXLT_STAT_SEEN] - s->pmu_seen_at) / dt;
+	memset(&info, 0, sizeof(info));
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(s->skel->progs.cxlt_pmu_sample), &info, &len)) {
+		if (info.run_cnt > s->pmu_run_cnt && info.run_time_ns >= s->pmu_run_ns) {
+			double measured = (double)(info.run_time_ns - s->pmu_run_ns) /
+					  (info.run_cnt - s->pmu_run_cnt) + PMU_IRQ_NS;
+
+			if (measured > cost)
+				cost = measured;
+		}
+		s->pmu_run_ns = info.run_time_ns;
+		s->pmu_run_cnt = info.run_cnt;
+	}
+	s->pmu_seen_at = stats[CXLT_STAT_SEEN];
+	s->pmu_adapted_at = now;
+	next = pmu__fit_period(&s->pmu, pmu__next_period(s->pmu_period, rate, cost,
+							  s->pmu_cpu_share));
+	if (next == s->pmu_period)
+		return;
+	if ((err = pmu__set_period(s->pmu_fds, s->nr_pmu_fds, next))) {
+		pr_warn("pmu: cannot change the sample period of %d events from %llu to %llu: %s",
+			s->nr_pmu_fds, (unsigned long long)s->pmu_period,
+			(unsigned long long)next, strerror(-err));
+		return;
+	}
+	pr_debug("pmu: %.0f samples/s at %.0f ns = %.2f%% of a core (target %.2f%%): period %llu -> %llu",
+		 rate, cost, rate * cost / 1e7, s->pmu_cpu_share * 100,
+		 (unsigned long long)s->pmu_period, (unsigned long long)next);
+	s->pmu_period = next;
 }
 
 static int attach_fault_perf(struct sampler *s)
@@ -243,9 +269,11 @@ static int attach_fault_perf(struct sampler *s)
 		.exclude_kernel = 1,
 	};
 
+	int cpu;
+
 	snprintf(s->source_why, sizeof(s->source_why),
 		 "software page-fault perf event, one per CPU");
-	return attach_perf(s, &attr);
+	return attach_perf(s, &attr, NULL, &cpu);
 }
 
 static int attach_fault(struct sampler *s)
@@ -388,13 +416,17 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 			return 0;
 		}
 		if (!strcmp(src, "pmu")) {
-			pr_err("source pmu: %s", err == -ENOENT ?
-			       "this machine has no memory-sampling PMU event (no Intel PEBS mem-loads, no AMD IBS op under /sys/bus/event_source/devices)" :
-			       strerror(-err));
+			pr_err("source pmu: %s", s->pmu.why);
 			goto fail;
 		}
-		snprintf(s->source_why, sizeof(s->source_why), "no memory-sampling PMU (%s)",
-			 err == -ENOENT ? "no PEBS mem-loads or IBS op event here" : strerror(-err));
+		pr_info("source auto: %s", s->pmu.why);
+		if (err == -ENOENT)
+			snprintf(s->source_why, sizeof(s->source_why),
+				 "no memory-sampling PMU (no PEBS mem-loads or IBS op event here)");
+		else
+			snprintf(s->source_why, sizeof(s->source_why),
+				 "memory-sampling PMU not usable (%s)", strerror(-err));
+		s->pmu.nr = 0;
 	}
 	if (!strcmp(src, "fault-perf")) {
 		err = attach_fault_perf(s);
@@ -429,6 +461,9 @@ void sampler__close(struct sampler *s, bool keep_pins)
 	free(s->links);
 	s->links = NULL;
 	s->nr_links = 0;
+	free(s->pmu_fds);
+	s->pmu_fds = NULL;
+	s->nr_pmu_fds = 0;
 	if (s->skel) {
 		if (!keep_pins) {
 			struct bpf_program *prog;
@@ -496,6 +531,8 @@ int sampler__drain(struct sampler *s, struct tracker *tr)
 		in = &out_batch;
 	}
 	s->drained += total;
+	if (s->nr_pmu_fds)
+		adapt_pmu_period(s);
 	return total;
 }
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cxltier.h"
+#include "pmu.h"
 #include "tracker.h"
 
 #define CXLT_PIN_DIR "/sys/fs/bpf/cxltier"
@@ -24,7 +25,10 @@ struct sampler_opts {
 	const char *pin_dir;
 	const char *sysfs_root;	/* for PMU discovery */
 	uint32_t heat_entries;
-	uint64_t pmu_period;
+	uint64_t pmu_period;	/* first period; 0 = PMU_PERIOD_START, then it adapts */
+	struct pmu_opts pmu;	/* load-latency threshold, stores, AMD filter */
+	double pmu_cpu_share;	/* of one core; 0 = PMU_CPU_SHARE_DEFAULT */
+	double pmu_cost_ns;	/* per sample; 0 = PMU_COST_NS_DEFAULT (or measured if more) */
 	bool record;
 	/* With record: called for every raw sample from the ring buffer. */
 	int (*on_sample)(void *ctx, const struct cxlt_sample *s);
@@ -47,18 +51,16 @@ struct sampler {
 	struct ring_buffer *rb;	/* recording only */
 	int (*on_sample)(void *ctx, const struct cxlt_sample *s);
 	void *sample_ctx;
+	/* Source pmu: the events, their per-CPU fds (owned by the links) and the period. */
+	struct pmu_discovery pmu;
+	int *pmu_fds;
+	int nr_pmu_fds;
+	uint64_t pmu_period;	/* current sample period, for status */
+	double pmu_cpu_share, pmu_cost_ns;
+	double pmu_adapted_at;	/* when the period was last looked at */
+	uint64_t pmu_seen_at;	/* samples seen then */
+	uint64_t pmu_run_ns, pmu_run_cnt;	/* BPF program run time then (bpf_stats) */
 };
-
-/* Memory-sampling PMU event found in sysfs (Intel PEBS or AMD IBS). */
-struct pmu_event {
-	char name[64];
-	uint32_t type;
-	uint64_t config, config1;
-	bool precise;
-};
-
-/* Looks for a memory-sampling event under root's /sys/bus/event_source; -ENOENT if none. */
-int pmu__discover(const char *root, struct pmu_event *ev);
 
 int sampler__open(struct sampler *s, const struct sampler_opts *o);
 void sampler__close(struct sampler *s, bool keep_pins);

@@ -110,6 +110,8 @@ $(BUILD)/bench_mover: tests/bench/bench_mover.c $(BUILD)/libcxlt.a
 bench: all $(BUILD)/bench_controller $(BUILD)/bench_mover
 	$(Q)echo "== controller cost (this machine) =="
 	$(Q)$(BUILD)/bench_controller
+	$(Q)echo "== sampling overhead (this machine) =="
+	$(Q)BUILD=$(BUILD) tests/bench/overhead.sh
 	$(Q)echo "== policies in replay, against the oracle =="
 	$(Q)BUILD=$(BUILD) tests/bench/replay.sh
 	$(Q)echo "== mover throughput (emulated CXL machine) =="

@@ -3,9 +3,9 @@
  * hotset: the default policy.  Goal-based: no heat threshold to tune.
  *
  * Idea (after Memtis): the fast tier should hold the hottest pages that fit
- * in it, whatever their absolute heat.  Each epoch a histogram of heat over
- * every tracked page gives the threshold T at which the pages with heat >= T
- * fill the fast memory the tracked pages may use:
+ * in it, whatever their absolute heat.  Each epoch a histogram of the pages'
+ * heat gives the threshold T at which the pages with heat >= T fill the fast
+ * memory the tracked pages may use:
  *
  *	capacity = tracked pages on fast nodes + free fast pages
  *		   - the high watermark - headroom * fast total pages
@@ -15,21 +15,35 @@
  * shrinks and moves with the workload.  Then:
  *  - slow pages in the hot set are promoted, hottest first, into the room
  *    over the high watermark and the headroom;
- *  - when that room runs out, a slow page still replaces a fast page if it is
- *    clearly hotter (heat > fast heat * (1 + min_gain)): the fast page is
- *    demoted in the same plan, so the mover has the room the promotion needs;
- *  - fast pages outside the hot set are demoted, coldest first (never
- *    sampled, then the longest idle, then the least heat), as far as the
- *    room is negative (other memory grew), and always at least
- *    view->demote_goal_pages of them when fast memory is short.
+ *  - when that room runs out, a slow page still replaces a fast page outside
+ *    the hot set if it is clearly hotter: hotter by `min_gain` (a fraction)
+ *    and by more than sampling noise (3 standard deviations of a sample
+ *    count).  The fast page is demoted in the same plan, so the mover has
+ *    the room the promotion needs.  This hysteresis is what keeps pages of
+ *    about the same heat from trading places every epoch;
+ *  - when fast memory is short, view->demote_goal_pages fast pages are
+ *    demoted first, taken from outside the hot set while it has enough.
+ * Demotions go coldest first: never sampled, then the longest idle, then the
+ * least heat.  Nothing else is demoted: a cold page in a fast tier costs
+ * nothing until a hotter page needs its place, and moving it costs bandwidth.
  * When every sampled page fits, T is 0 and everything sampled is promoted.
  * Pages moved less than `settle_epochs` ago are left alone (the mover would
  * refuse them), as are pages whose node is unknown.
  *
+ * Heat decays slowly (it halves each epoch with the default decay), so when
+ * a hot set moves, the old hot pages would look hot for epochs after their
+ * last access.  The policy therefore keeps each page's heat of the previous
+ * epoch in policy_word, and when this epoch's sample count is more than 3
+ * standard deviations away from what that history predicts, it ranks the
+ * page by this epoch's count alone: the old hot set drops out and the new one
+ * comes in within one epoch, while pages whose counts only jitter keep their
+ * heat.  (The policy derives the host's decay from the two heats, so it needs
+ * no setting for it.)
+ *
  * The histogram has 8 buckets per power of two of heat, indexed by the high
- * bits of the float (sign, exponent, 3 mantissa bits), so one pass and no
- * log() per page; candidates are ranked with a quickselect of the plan's
- * size.  Work per epoch is linear in the pages.
+ * bits of the float (sign, exponent, 3 mantissa bits), so no log() per page;
+ * candidates are ranked with a quickselect of the plan's size.  Work per
+ * epoch is three passes over the pages.
  *
  * Parameters:
  *   headroom       fraction of fast capacity kept free on top of the high
@@ -40,6 +54,7 @@
  *                  --pingpong-epochs (default 10)
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +62,7 @@
 #include "cxltier/policy.h"
 
 #define NR_BUCKETS 2048		/* (float bits >> 20) of a non-negative float */
+#define NOISE_Z2 9		/* beyond noise: 3 standard deviations, squared */
 
 struct cand {
 	float key;	/* sort key: larger first */
@@ -59,6 +75,7 @@ struct hotset {
 	unsigned long settle_epochs;
 	struct cand *cands;	/* promotions from the front, demotions from the back */
 	uint64_t cap;
+	uint64_t last_epoch;	/* of the last decide(), 0 before the first */
 	uint64_t hist[NR_BUCKETS];
 };
 
@@ -95,18 +112,20 @@ static int hotset_init(void **state, const struct cxlt_param *params,
 
 		if (!strcmp(k, "headroom")) {
 			if (parse_double(v, 0, 0.5, &hs->headroom)) {
-				snprintf(err, errlen, "%s=%s: expected a fraction from 0 to 0.5", k, v);
+				snprintf(err, errlen, "%s=%s: expected a fraction from 0 to 0.5",
+					 k, v);
 				goto bad;
 			}
 		} else if (!strcmp(k, "min_gain")) {
 			if (parse_double(v, 0, 1000, &hs->min_gain)) {
-				snprintf(err, errlen, "%s=%s: expected a number from 0 to 1000", k, v);
+				snprintf(err, errlen, "%s=%s: expected a number from 0 to 1000",
+					 k, v);
 				goto bad;
 			}
 		} else if (!strcmp(k, "settle_epochs")) {
 			if (parse_ulong(v, CXLT_NEVER_MOVED - 1, &hs->settle_epochs)) {
-				snprintf(err, errlen, "%s=%s: expected a whole number from 0 to %d", k, v,
-					 CXLT_NEVER_MOVED - 1);
+				snprintf(err, errlen, "%s=%s: expected a whole number from 0 to %d",
+					 k, v, CXLT_NEVER_MOVED - 1);
 				goto bad;
 			}
 		}
@@ -230,10 +249,59 @@ static inline const struct cxlt_page *page_of(const struct cxlt_view *v, const s
 	return &v->targets[c->target].pages[c->page];
 }
 
-/* Coldest first: never sampled, then the longest idle, then the least heat. */
-static inline float coldness(const struct cxlt_page *p)
+/*
+ * What the policy ranks by: the page's heat, unless this epoch's samples
+ * contradict its history beyond noise.  policy_word holds the heat of the
+ * previous epoch, h'; with the host's decay d = (heat - samples) / h', the
+ * history predicts h' * (1 - d) samples this epoch.  When the count is more
+ * than 3 standard deviations (Poisson) away from that, the page changed
+ * (a hot set moved): it is ranked by this epoch's count alone, in heat units.
+ * A hot page that stopped being touched then drops out at once instead of
+ * decaying for epochs, and a page that just got hot ranks as hot.
+ */
+static inline float score(const struct cxlt_page *p, bool history)
 {
-	return (p->flags & CXLT_PAGE_SAMPLED ? 0 : 1e9f) + p->idle_epochs - p->heat;
+	float prev, s = p->samples, d, expect, diff;
+
+	if (!history)
+		return p->heat;
+	memcpy(&prev, &p->policy_word, sizeof(prev));
+	if (!(prev > 0 && prev < 1e30f))
+		return p->heat;		/* no history (0, or another policy's word) */
+	d = (p->heat - s) / prev;
+	if (!(d > 0 && d < 1))
+		return p->heat;
+	expect = prev * (1 - d);
+	diff = s - expect;
+	if (diff * diff <= NOISE_Z2 * ((expect > s ? expect : s) + 1))
+		return p->heat;
+	return s / (1 - d);
+}
+
+/*
+ * Whether a slow page of score `in` should displace the fast page `out` of
+ * score `out_score`: hotter by min_gain, and by more than sampling noise
+ * (heat counts samples, so its noise grows like the square root of the
+ * count) -- unless the fast page is dormant: never sampled, or not for
+ * settle_epochs.  Then any clear ratio will do, or with sparse samples
+ * (a few a page and epoch) nothing could ever displace it.
+ */
+static inline bool clear_gain(const struct hotset *hs, float in, const struct cxlt_page *out,
+			      float out_score)
+{
+	float gain = in - out_score;
+
+	if (!(gain > out_score * hs->min_gain))
+		return false;
+	if (!(out->flags & CXLT_PAGE_SAMPLED) || out->idle_epochs >= hs->settle_epochs)
+		return true;
+	return gain * gain > NOISE_Z2 * (in + out_score);
+}
+
+/* Coldest first: never sampled, then the longest idle, then the least score. */
+static inline float coldness(const struct cxlt_page *p, float score)
+{
+	return (p->flags & CXLT_PAGE_SAMPLED ? 0 : 1e9f) + p->idle_epochs - score;
 }
 
 static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)
@@ -243,15 +311,18 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 	uint64_t total = 0, fast_total = 0, tracked_fast = 0, ns = 0, nf = 0, hot = 0;
 	uint64_t left = plan->cap > plan->nr ? plan->cap - plan->nr : 0;
 	uint64_t np = 0, nd = 0, goal = v->demote_goal_pages;
+	/* policy_word holds last epoch's heat only if we saw the last epoch. */
+	bool history = hs->last_epoch && v->epoch == hs->last_epoch + 1;
 	int64_t room, want;
 	uint32_t boundary = 0;
 	struct cand *demote;
 	int8_t roles[128];
-	float floor;
-	int err;
+	float threshold;
+	int err = 0;
 
+	hs->last_epoch = v->epoch;
 	if (fast < 0 || slow < 0 || !left)
-		return 0;	/* nothing to move between, or no budget */
+		goto remember;	/* nothing to move between, or no budget */
 	role_table(v, roles);
 	for (uint32_t i = 0; i < v->nr_nodes; i++)
 		if (v->nodes[i].role == CXLT_NODE_FAST)
@@ -259,9 +330,9 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 	for (uint32_t t = 0; t < v->nr_targets; t++)
 		total += v->targets[t].nr_pages;
 	if ((err = reserve(hs, total)))
-		return err;
+		goto remember;
 
-	/* Pass 1: the heat histogram of the sampled pages; the fast pages. */
+	/* Pass 1: the histogram of the sampled pages' scores; the fast pages. */
 	memset(hs->hist, 0, sizeof(hs->hist));
 	for (uint32_t t = 0; t < v->nr_targets; t++) {
 		const struct cxlt_page *pages = v->targets[t].pages;
@@ -273,31 +344,32 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 				continue;
 			tracked_fast += roles[p->node] == CXLT_NODE_FAST;
 			if (p->flags & CXLT_PAGE_SAMPLED)
-				hs->hist[bucket(p->heat)]++;
+				hs->hist[bucket(score(p, history))]++;
 		}
 	}
 
 	/*
-	 * room: pages the fast tier can still take (negative: should give
-	 * back); want: the hot set's size.  The boundary bucket is the one the
-	 * hot set ends in: the buckets above it fit whole.
+	 * room: pages the fast tier can still take (negative: it is over the
+	 * headroom); want: the hot set's size.  The boundary bucket is the one
+	 * the hot set ends in: the buckets above it fit whole.  (With no room
+	 * at all, it is the hottest bucket: then only the hottest pages swap.)
 	 */
 	room = (int64_t)v->fast_free_pages - (int64_t)v->fast_high_pages -
 	       (int64_t)(hs->headroom * (double)fast_total);
 	want = (int64_t)tracked_fast + room;
 	for (uint32_t b = NR_BUCKETS; b-- > 0;) {
 		hot += hs->hist[b];
-		if ((int64_t)hot > want) {
+		if (hs->hist[b] && (int64_t)hot > want) {
 			boundary = b;
 			break;
 		}
 	}
-	floor = bucket_floor(boundary);
+	threshold = bucket_floor(boundary);
 
 	/*
 	 * Pass 2: candidates.  Promotions: sampled slow pages from the boundary
 	 * bucket up, from the front of cands.  Demotions: fast pages not
-	 * clearly hot (never sampled or under the boundary bucket's top), from
+	 * clearly hot (never sampled or not over the boundary bucket), from
 	 * the back; every fast page when only that meets the demote goal.
 	 */
 	demote = hs->cands + total;
@@ -309,19 +381,23 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 			for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
 				const struct cxlt_page *p = &pages[i];
 				struct cand *c;
+				float sc;
 
-				if (p->node < 0 || roles[p->node] < 0 || p->since_move < hs->settle_epochs)
+				if (p->node < 0 || roles[p->node] < 0 ||
+				    p->since_move < hs->settle_epochs)
 					continue;
+				sc = score(p, history);
 				if (roles[p->node] == CXLT_NODE_SLOW) {
-					if (!(p->flags & CXLT_PAGE_SAMPLED) || p->heat < floor)
+					if (!(p->flags & CXLT_PAGE_SAMPLED) || sc < threshold)
 						continue;
 					c = &hs->cands[ns++];
-					c->key = p->heat;
+					c->key = sc;
 				} else {
-					if (!all && (p->flags & CXLT_PAGE_SAMPLED) && bucket(p->heat) > boundary)
+					if (!all && (p->flags & CXLT_PAGE_SAMPLED) &&
+					    bucket(sc) > boundary)
 						continue;
 					c = &demote[-(int64_t)++nf];
-					c->key = coldness(p);
+					c->key = coldness(p, sc);
 				}
 				c->target = t;
 				c->page = (uint32_t)i;
@@ -334,39 +410,54 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 	top_k(hs->cands, ns, ns < left ? ns : left);
 	top_k(demote, nf, nf < left ? nf : left);
 
-	/* Demotions the fast tier needs whatever is promoted. */
-	while (nd < nf && nd < left) {
-		const struct cxlt_page *p = page_of(v, &demote[nd]);
-
-		if (nd < goal ||
-		    (room + (int64_t)nd < 0 &&
-		     (!(p->flags & CXLT_PAGE_SAMPLED) || bucket(p->heat) < boundary)))
-			nd++;
-		else
-			break;
-	}
-	/* Promotions, hottest first: into the room, then in place of colder pages. */
+	/* The demotions fast memory needs whatever is promoted. */
+	nd = goal < nf ? goal : nf;
+	if (nd > left)
+		nd = left;
+	/*
+	 * Promotions, hottest first: into the room, then in place of colder
+	 * pages.  The mover lets a promotion in only while free fast memory
+	 * stays over the high watermark, so the first swap under it also
+	 * demotes the pages that bring free memory back up to it.
+	 */
 	for (uint64_t i = 0; i < ns && nd + np < left; i++) {
+		const struct cxlt_page *out;
+		int64_t need;
+
 		if (room + (int64_t)nd - (int64_t)np > 0) {
 			np++;
 			continue;
 		}
-		if (nd >= nf || nd + np + 2 > left ||
-		    !(page_of(v, &hs->cands[i])->heat >
-		      page_of(v, &demote[nd])->heat * (1 + hs->min_gain)))
+		need = (int64_t)np + 1 - ((int64_t)v->fast_free_pages + (int64_t)nd -
+					  (int64_t)v->fast_high_pages);
+		if (need < 1)
+			need = 1;
+		if (nd + need > nf || nd + need + np + 1 > left)
 			break;
-		nd++;
+		out = page_of(v, &demote[nd + need - 1]);
+		if (!clear_gain(hs, hs->cands[i].key, out, score(out, history)))
+			break;
+		nd += need;
 		np++;
 	}
 
 	/* Demotions first in the plan, then the promotions in order. */
 	for (uint64_t i = 0; i < nd; i++)
 		if (cxlt_plan_add(plan, demote[i].target, demote[i].page, slow))
-			return 0;
+			break;
 	for (uint64_t i = 0; i < np; i++)
 		if (cxlt_plan_add(plan, hs->cands[i].target, hs->cands[i].page, fast))
-			return 0;
-	return 0;
+			break;
+
+remember:
+	/* Pass 3: this epoch's heat, the next epoch's history. */
+	for (uint32_t t = 0; t < v->nr_targets; t++) {
+		struct cxlt_page *pages = v->targets[t].pages;
+
+		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++)
+			memcpy(&pages[i].policy_word, &pages[i].heat, sizeof(pages[i].policy_word));
+	}
+	return err;
 }
 
 static const struct cxlt_param_desc hotset_params[] = {

@@ -74,7 +74,7 @@ static const char usage_text[] =
 "  -g, --cgroup PATH        every process in this cgroup v2 directory\n"
 "\n"
 "Policy:\n"
-"  -P, --policy NAME|PATH   policy to run (default hotcold); a bare NAME is\n"
+"  -P, --policy NAME|PATH   policy to run (default hotset); a bare NAME is\n"
 "                           looked up in the policy directory\n"
 "      --policy-dir DIR     where bare policy names live (default: the\n"
 "                           policies/ folder beside this binary)\n"
@@ -122,8 +122,9 @@ static const char usage_text[] =
 "EXAMPLES\n"
 "  sudo cxltierd --pid $(pidof tierbench) --duration 10\n"
 "  sudo cxltierd --comm redis-server --policy hotcold -o promote_heat=2 -o demote_idle=120\n"
+"  sudo cxltierd --pid 1234 -o headroom=0.05     # hotset with more free DRAM kept\n"
 "  sudo cxltierd --cgroup /sys/fs/cgroup/app.slice --fast-nodes 0 --slow-nodes 2 --rate 512\n"
-"  cxltierd --policy hotcold --policy-help\n"
+"  cxltierd --policy hotset --policy-help\n"
 "  sudo cxltierctl status       # what the running agent sees and did\n";
 
 static void usage_error(const char *fmt, const char *arg)
@@ -558,7 +559,7 @@ static void wait_until(int sfd, struct sampler *s, double until)
 int main(int argc, char **argv)
 {
 	struct config cfg = {
-		.policy = "hotcold",
+		.policy = "hotset",
 		.source = "auto",
 		.pin_dir = CXLT_PIN_DIR,
 		.run_dir = CXLT_RUN_DIR,

@@ -42,6 +42,8 @@ static void build_view(struct engine *e, struct cxlt_view *v, const struct wmark
 	v->fast_low_pages = w->low;
 	v->fast_high_pages = w->high;
 	v->demote_goal_pages = w->demote_goal;
+	v->heat_decay = e->tr->decay;
+	v->pingpong_epochs = e->m->opts.pingpong_epochs;
 }
 
 static int grow(void **p, uint32_t *cap, uint64_t want, size_t elem)

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <numaif.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -157,6 +158,19 @@ static void account_moved(struct mover *m, struct target *t, struct cxlt_page *p
  * process is gone, 0 otherwise.
  */
 /*
+ * A process on its way out has no mm any more, and move_pages then fails
+ * with EINVAL rather than ESRCH; /proc/PID/statm reads all zeros (or is
+ * gone) from that point on.
+ */
+static bool target_vanished(int pid)
+{
+	char path[64], text[128];
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
+	return read_text(NULL, path, text, sizeof(text)) || strtoull(text, NULL, 10) == 0;
+}
+
+/*
  * Reads one byte of each page through process_vm_readv(): the read takes the
  * owner's NUMA hint fault, which maps a PROT_NONE page again.  No data
  * changes.  A page that cannot be read is skipped.
@@ -226,7 +240,7 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 	if (ret < 0) {
 		int call_errno = errno;
 
-		if (call_errno == ESRCH) {
+		if (call_errno == ESRCH || (call_errno == EINVAL && target_vanished(t->pid))) {
 			m->epoch.process_gone++;
 			t->gone = true;
 			return -ESRCH;
@@ -288,6 +302,20 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 				else
 					m->epoch.unreported--;
 			}
+		} else if (errno == ESRCH || target_vanished(t->pid)) {
+			/*
+			 * The process exited during the call: the kernel left
+			 * the rest of the status array alone.  Those pages are
+			 * gone with it, not lost track of.
+			 */
+			uint64_t left = 0;
+
+			for (uint32_t k = 0; k < n; k++)
+				left += m->status[k] == STATUS_SENTINEL;
+			m->epoch.unreported -= left;
+			m->epoch.gone += left;
+			m->epoch.process_gone++;
+			t->gone = true;
 		}
 	}
 	return full ? -ENOMEM : 0;

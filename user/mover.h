@@ -34,7 +34,7 @@ extern touch_pages_fn cxlt_touch_pages;
 	X(nomem, "-ENOMEM: destination node full, promotion stopped for the epoch") \
 	X(access, "-EACCES: page shared with other processes, not moved") \
 	X(other_error, "any other status code") \
-	X(unreported, "status slot left untouched by the kernel") \
+	X(unreported, "not attempted: the kernel stopped the call early (after pages it could not migrate); retried later") \
 	X(process_gone, "whole call failed: the process exited (ESRCH)") \
 	X(call_failed, "whole call failed for another reason") \
 	X(rejected_invalid, "plan entries naming a page or node that does not exist or is not managed") \

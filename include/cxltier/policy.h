@@ -100,6 +100,9 @@ struct cxlt_view {
 	uint64_t fast_low_pages;
 	uint64_t fast_high_pages;
 	uint64_t demote_goal_pages;
+	/* The host's settings a policy should agree with. */
+	float heat_decay;		/* heat = heat * heat_decay + samples */
+	uint32_t pingpong_epochs;	/* the mover refuses pages with since_move below this */
 };
 
 struct cxlt_move {

@@ -61,7 +61,7 @@ for _ in $(seq 60); do
 done
 jq -e --argjson p "$bench" '.targets[] | select(.pid == $p and .pages_tracked >= 4096 and .pages_sampled >= 4000 and .samples >= 4000)' \
 	"$work/status.json" > /dev/null || fail "status does not show pid $bench with its pages: $(jq -c .targets "$work/status.json")"
-jq -e '.agent.mode == "observe" and .sampler.source == "hint" and .policy.name == "hotcold"' \
+jq -e '.agent.mode == "observe" and .sampler.source == "hint" and .policy.name == "hotset"' \
 	"$work/status.json" > /dev/null || fail "unexpected mode/source/policy: $(jq -c '[.agent.mode,.sampler.source,.policy.name]' "$work/status.json")"
 jq -e '.sampler_pinned.samples_kept >= 4000' "$work/status.json" > /dev/null || fail "pinned stats not read"
 text=$("$BUILD/cxltierctl" --run-dir "$run" status)

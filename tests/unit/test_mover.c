@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -42,6 +44,7 @@ static struct {
 	int where[NPAGES];	/* node each page is on */
 	int script[NPAGES];
 	long fail_errno;	/* whole move calls fail with this errno when set */
+	long query_errno;	/* node queries fail with this errno when set */
 	int ncalls;
 	struct call calls[64];
 	int touched;		/* pages the mover touched */
@@ -73,6 +76,10 @@ static long fake_move_pages(int pid, unsigned long count, void **pages,
 	c->one_dest = true;
 	c->first = ((uint64_t)(uintptr_t)pages[0] - BASE) / PG;
 	c->last = ((uint64_t)(uintptr_t)pages[count - 1] - BASE) / PG;
+	if (!nodes && fake.query_errno) {
+		errno = (int)fake.query_errno;
+		return -1;
+	}
 	if (!nodes) {
 		for (unsigned long i = 0; i < count; i++)
 			status[i] = fake.where[((uint64_t)(uintptr_t)pages[i] - BASE) / PG];
@@ -668,6 +675,47 @@ static void untouched_status_is_unreported(void **state)
 	teardown(NULL);
 }
 
+/* The process exits during the call: the untouched rest of the batch is gone with it. */
+static void exit_mid_call_counts_untouched_pages_as_gone(void **state)
+{
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 4, 1);
+	fake.script[2] = S_UNTOUCHED;
+	fake.script[3] = S_UNTOUCHED;
+	fake.query_errno = ESRCH;
+	for (uint32_t i = 0; i < 4; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.promoted, 2);
+	assert_int_equal(mv.epoch.unreported, 0);
+	assert_int_equal(mv.epoch.gone, 2);
+	assert_int_equal(mv.epoch.process_gone, 1);
+	assert_true(tr.targets[0].gone);
+	teardown(NULL);
+}
+
+/* Exiting, no mm left: the kernel says EINVAL, not ESRCH; the mover still knows. */
+static void einval_from_a_vanished_process_is_process_gone(void **state)
+{
+	pid_t child = fork();
+
+	(void)state;
+	if (child == 0)
+		_exit(0);
+	assert_int_equal(waitpid(child, NULL, 0), child);	/* no such process now */
+	setup_default(1024);
+	add_target(child, 0, 4, 1);
+	fake.fail_errno = EINVAL;
+	for (uint32_t i = 0; i < 4; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.process_gone, 1);
+	assert_int_equal(mv.epoch.call_failed, 0);
+	assert_true(tr.targets[0].gone);
+	teardown(NULL);
+}
+
 static void whole_call_esrch_marks_process_gone(void **state)
 {
 	(void)state;
@@ -740,6 +788,8 @@ int main(void)
 		cmocka_unit_test(enomem_on_demotion_does_not_stop_demotions),
 		cmocka_unit_test(eacces_and_other_errors_are_counted),
 		cmocka_unit_test(untouched_status_is_unreported),
+		cmocka_unit_test(exit_mid_call_counts_untouched_pages_as_gone),
+		cmocka_unit_test(einval_from_a_vanished_process_is_process_gone),
 		cmocka_unit_test(whole_call_esrch_marks_process_gone),
 		cmocka_unit_test(whole_call_other_errno_is_call_failed),
 		cmocka_unit_test(init_rejects_bad_options),

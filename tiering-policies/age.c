@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * age: idle time only, after memtierd's age policy.
+ *
+ * Idea: a fast page not sampled for more than `idle_demote` epochs is cold
+ * and moves to the slow node with the most free memory; a slow page sampled
+ * within the last `active_epochs` epochs is active and moves to the fast node
+ * with the most free memory.  Heat is not looked at except to break ties, so
+ * the policy needs no notion of "how hot", only of "how recently".
+ *
+ * When fast memory is short (view->demote_goal_pages > 0), at least that many
+ * fast pages go, the longest idle first (never-sampled pages count as idle
+ * since they were first tracked) whatever their idle time.  Demotions come
+ * first in the plan; promotions follow, the most recently sampled first, and
+ * only as many as fit over the high watermark once the demotions are done.
+ * Pages moved less than `settle_epochs` ago are left alone (the mover would
+ * refuse them), as are pages whose node is unknown.
+ *
+ * Parameters:
+ *   idle_demote    a fast page idle for more epochs than this is demoted
+ *                  (default 30)
+ *   active_epochs  a slow page sampled in the last N epochs (idle_epochs < N)
+ *                  is promoted (default 2)
+ *   settle_epochs  epochs a moved page stays put; match the agent's
+ *                  --pingpong-epochs (default 10)
+ *
+ * Simple and robust when the hot set is stable; slow to react when a large
+ * hot set shifts, since pages leave only after idle_demote epochs.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cxltier/policy.h"
+
+struct cand {
+	float key;	/* sort key: larger first */
+	uint32_t target, page;
+};
+
+struct age {
+	unsigned long idle_demote;
+	unsigned long active_epochs;
+	unsigned long settle_epochs;
+	struct cand *cands;	/* promotions from the front, demotions from the back */
+	uint64_t cap;
+};
+
+static int parse_ulong(const char *s, unsigned long lo, unsigned long hi, unsigned long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoul(s, &end, 10);
+	return errno || end == s || *end || s[0] == '-' || *out < lo || *out > hi ? -EINVAL : 0;
+}
+
+static int age_init(void **state, const struct cxlt_param *params, uint32_t nr,
+		    char *err, size_t errlen)
+{
+	struct age *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	a->idle_demote = 30;
+	a->active_epochs = 2;
+	a->settle_epochs = 10;
+	for (uint32_t i = 0; i < nr; i++) {
+		const char *k = params[i].key, *v = params[i].value;
+		unsigned long *dst = NULL, lo = 0;
+
+		if (!strcmp(k, "idle_demote"))
+			dst = &a->idle_demote;
+		else if (!strcmp(k, "active_epochs"))
+			dst = &a->active_epochs, lo = 1;
+		else if (!strcmp(k, "settle_epochs"))
+			dst = &a->settle_epochs;
+		if (dst && parse_ulong(v, lo, CXLT_NEVER_MOVED - 1, dst)) {
+			snprintf(err, errlen, "%s=%s: expected a whole number from %lu to %d", k, v,
+				 lo, CXLT_NEVER_MOVED - 1);
+			free(a);
+			return -EINVAL;
+		}
+	}
+	*state = a;
+	return 0;
+}
+
+static void age_fini(void *state)
+{
+	struct age *a = state;
+
+	free(a->cands);
+	free(a);
+}
+
+static int cmp_cand(const void *a, const void *b)
+{
+	float x = ((const struct cand *)a)->key, y = ((const struct cand *)b)->key;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/*
+ * Puts the k largest keys first, in order: quickselect, then a sort of
+ * those k only, so the cost stays linear in the candidates when the budget
+ * is small next to them.
+ */
+static void top_k(struct cand *c, uint64_t n, uint64_t k)
+{
+	uint64_t lo = 0, hi = n;	/* the k-th largest lies in [lo, hi) */
+
+	while (k < n && hi - lo > 1) {
+		float pivot = c[lo + (hi - lo) / 2].key;
+		uint64_t lt = lo, i = lo, gt = hi;
+		struct cand t;
+
+		/* Three ways: [lo,lt) > pivot, [lt,gt) == pivot, [gt,hi) < pivot. */
+		while (i < gt) {
+			if (c[i].key > pivot) {
+				t = c[lt]; c[lt++] = c[i]; c[i++] = t;
+			} else if (c[i].key < pivot) {
+				t = c[--gt]; c[gt] = c[i]; c[i] = t;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k < gt)
+			break;
+		else
+			lo = gt;
+	}
+	qsort(c, k < n ? k : n, sizeof(*c), cmp_cand);
+}
+
+/* The node of the given role with the most free pages, or -1. */
+static int roomiest(const struct cxlt_view *v, int role)
+{
+	uint64_t best_free = 0;
+	int best = -1;
+
+	for (uint32_t i = 0; i < v->nr_nodes; i++)
+		if (v->nodes[i].role == role && (best < 0 || v->nodes[i].free_pages > best_free)) {
+			best = v->nodes[i].id;
+			best_free = v->nodes[i].free_pages;
+		}
+	return best;
+}
+
+/* Role of each node id (-1: not managed), so the page loop does no search. */
+static void role_table(const struct cxlt_view *v, int8_t roles[128])
+{
+	memset(roles, -1, 128);
+	for (uint32_t i = 0; i < v->nr_nodes; i++)
+		if (v->nodes[i].id >= 0 && v->nodes[i].id < 128)
+			roles[v->nodes[i].id] = (int8_t)v->nodes[i].role;
+}
+
+static int reserve(struct age *a, uint64_t n)
+{
+	struct cand *c;
+
+	if (n <= a->cap)
+		return 0;
+	c = realloc(a->cands, n * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	a->cands = c;
+	a->cap = n;
+	return 0;
+}
+
+static int age_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)
+{
+	struct age *a = state;
+	int fast = roomiest(v, CXLT_NODE_FAST), slow = roomiest(v, CXLT_NODE_SLOW);
+	uint64_t left = plan->cap > plan->nr ? plan->cap - plan->nr : 0;
+	uint64_t total = 0, ns = 0, nf = 0, nidle = 0, nd, np, room;
+	uint64_t goal = v->demote_goal_pages;
+	struct cand *demote;
+	int8_t roles[128];
+	int err;
+
+	if (fast < 0 || slow < 0 || !left)
+		return 0;
+	role_table(v, roles);
+	for (uint32_t t = 0; t < v->nr_targets; t++)
+		total += v->targets[t].nr_pages;
+	if ((err = reserve(a, total)))
+		return err;
+
+	/*
+	 * One pass.  Demotion candidates: idle fast pages, or every fast page
+	 * when fast memory is short; key: idle time, never-sampled pages first
+	 * on a tie.  Promotion candidates: active slow pages; key: the most
+	 * recent first, then the hottest.
+	 */
+	demote = a->cands + total;
+	for (uint32_t t = 0; t < v->nr_targets; t++) {
+		const struct cxlt_page *pages = v->targets[t].pages;
+
+		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
+			const struct cxlt_page *p = &pages[i];
+			struct cand *c;
+
+			if (p->node < 0 || roles[p->node] < 0 ||
+			    p->since_move < a->settle_epochs)
+				continue;
+			if (roles[p->node] == CXLT_NODE_FAST) {
+				bool idle = p->idle_epochs > a->idle_demote;
+
+				if (!idle && !goal)
+					continue;
+				nidle += idle;
+				c = &demote[-(int64_t)++nf];
+				c->key = 2.0f * p->idle_epochs + !(p->flags & CXLT_PAGE_SAMPLED);
+			} else {
+				if (!(p->flags & CXLT_PAGE_SAMPLED) ||
+				    p->idle_epochs >= a->active_epochs)
+					continue;
+				c = &a->cands[ns++];
+				c->key = -1e6f * p->idle_epochs + p->heat;
+			}
+			c->target = t;
+			c->page = (uint32_t)i;
+		}
+	}
+	demote -= nf;
+
+	nd = nidle > goal ? nidle : goal;
+	if (nd > nf)
+		nd = nf;
+	if (nd > left)
+		nd = left;
+	top_k(demote, nf, nd);
+	for (uint64_t i = 0; i < nd; i++)
+		if (cxlt_plan_add(plan, demote[i].target, demote[i].page, slow))
+			return 0;
+
+	/* What the mover will let in: free fast memory over high, after demotions. */
+	room = v->fast_free_pages + nd > v->fast_high_pages ?
+	       v->fast_free_pages + nd - v->fast_high_pages : 0;
+	np = ns < room ? ns : room;
+	if (np > left - nd)
+		np = left - nd;
+	top_k(a->cands, ns, np);
+	for (uint64_t i = 0; i < np; i++)
+		if (cxlt_plan_add(plan, a->cands[i].target, a->cands[i].page, fast))
+			break;
+	return 0;
+}
+
+static const struct cxlt_param_desc age_params[] = {
+	{ "idle_demote", "30", "a fast page idle for more epochs than this is demoted" },
+	{ "active_epochs", "2", "a slow page sampled within this many epochs is promoted" },
+	{ "settle_epochs", "10", "epochs a moved page is left alone (match --pingpong-epochs)" },
+	{ NULL, NULL, NULL },
+};
+
+const struct cxlt_policy cxlt_policy = {
+	.sz = sizeof(struct cxlt_policy),
+	.abi = CXLT_POLICY_ABI,
+	.name = "age",
+	.description = "demote pages idle for N epochs, promote pages sampled in the last M epochs",
+	.params = age_params,
+	.init = age_init,
+	.decide = age_decide,
+	.fini = age_fini,
+};

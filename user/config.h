@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent's configuration: every setting cxltierd has, its defaults, and
+ * the INI file (/etc/cxltier/cxltier.conf, parsed with inih) that sets them.
+ *
+ * One key per flag, in six sections:
+ *   [topology] fast_nodes slow_nodes sysfs_root
+ *   [targets]  pid (repeatable, or a comma list) comm cgroup (repeatable)
+ *   [sampler]  source epoch_ms decay scan_epochs heat_entries hint_period_ms record
+ *   [policy]   name dir, and any other key is a policy parameter (key=value)
+ *   [mover]    rate_mbps batch low_wmark_pct high_wmark_pct pingpong_epochs observe
+ *   [output]   pin_dir run_dir keep_pins take_over duration log_level
+ *
+ * Precedence: the agent starts from config__defaults(), loads the file, then
+ * applies its flags with config__set(), which validates a value exactly as
+ * the file does; config__check() repeats the cross-checks afterwards.
+ * packaging/cxltier.conf is the commented sample.
+ */
+#ifndef CXLT_CONFIG_H
+#define CXLT_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "mover.h"
+
+#define CXLT_CONFIG_PATH "/etc/cxltier/cxltier.conf"
+
+/* Same limits as the flags (MAX_SPECS in targets.h, MAX_PARAMS in cxltierd.c). */
+#define CONFIG_MAX_TARGETS 64
+#define CONFIG_MAX_PARAMS 32
+
+/* log_level beyond LOG_DEBUG: debug plus libbpf's own messages (-vv). */
+#define CONFIG_LOG_TRACE (LOG_DEBUG + 1)
+
+/*
+ * Every string is owned by the config (malloc'd) and freed by config__free();
+ * NULL means "not set: the agent picks" (node lists, policy dir, record, sysfs root).
+ */
+struct agent_config {
+	/* [targets] */
+	pid_t pids[CONFIG_MAX_TARGETS];
+	int nr_pids;
+	char *comms[CONFIG_MAX_TARGETS];
+	int nr_comms;
+	char *cgroups[CONFIG_MAX_TARGETS];
+	int nr_cgroups;
+	/* [policy] */
+	char *policy;			/* NAME or PATH; default "hotset" */
+	char *policy_dir;		/* NULL: policies/ beside the binary, else the installed path */
+	char *params[CONFIG_MAX_PARAMS];	/* "key=value", as -o takes them */
+	int nr_params;
+	/* [sampler] */
+	char *source;			/* auto, pmu, hint, fault, fault-perf */
+	uint32_t epoch_ms;
+	double decay;
+	uint32_t scan_epochs;
+	uint32_t heat_entries;		/* 0: sized to the machine's RAM */
+	uint32_t hint_period_ms;
+	char *record;			/* trace file, NULL: none */
+	/* [topology] */
+	char *fast_nodes, *slow_nodes;	/* numactl syntax; NULL: from the kernel's tiers */
+	char *sysfs_root;		/* NULL: the real / */
+	/* [mover] */
+	struct mover_opts mover;
+	bool observe;
+	/* [output] */
+	char *pin_dir;
+	char *run_dir;
+	bool keep_pins;
+	bool take_over;
+	double duration;		/* seconds; 0: until SIGTERM */
+	int log_level;			/* enum log_level, or CONFIG_LOG_TRACE */
+};
+
+/* Fills c with the defaults cxltierd --help names; 0 or -ENOMEM. */
+int config__defaults(struct agent_config *c);
+void config__free(struct agent_config *c);
+/* Deep copy into dst (which is overwritten, not freed); 0 or -ENOMEM. */
+int config__copy(struct agent_config *dst, const struct agent_config *src);
+
+/*
+ * Reads the INI file at path on top of c (start from config__defaults()).
+ * The file must be a regular file owned by root or the effective user and
+ * not writable by group or others, in directories that are the same (sticky
+ * ones such as /tmp excepted); a symlink is followed and both its directory
+ * and its target are checked.  On error err holds one line naming the file,
+ * line, section, key and what is accepted, and c is left untouched.
+ * Returns 0, -ENOENT (no such file: the caller may run on defaults), -EPERM
+ * (unsafe file), -EINVAL (bad content) or another -errno.
+ */
+int config__load(struct agent_config *c, const char *path, char *err, size_t errlen);
+
+/*
+ * Sets one key as "[section] key = value" in a file would: pid, comm and
+ * cgroup append (pid takes a comma list), an unknown key in [policy] adds or
+ * replaces that policy parameter, anything else replaces.  Booleans take
+ * yes/no/true/false/on/off/1/0.  On error err holds what is accepted
+ * ("expected a number of MiB/s above 0"), for the caller to prefix with
+ * the file line or the flag.  0, -EINVAL, -ERANGE, -ENOENT (no such
+ * section or key: err lists the accepted ones), -E2BIG (too many) or -ENOMEM.
+ */
+int config__set(struct agent_config *c, const char *section, const char *key,
+		const char *value, char *err, size_t errlen);
+
+/* Cross-checks between keys (watermarks, fast/slow overlap); 0 or -EINVAL with err. */
+int config__check(const struct agent_config *c, char *err, size_t errlen);
+
+/*
+ * Writes c as an INI file config__load() reads back to the same config
+ * (cxltierd --check-config).  Unset optional keys are written commented out.
+ * 0, -EINVAL if a value cannot be written as INI (leading or trailing
+ * blanks, " ;", a newline, or a line over inih's limit: it is written
+ * commented out with the reason), or -EIO.
+ */
+int config__describe(const struct agent_config *c, FILE *f);
+
+#endif

@@ -31,7 +31,7 @@
 
 /* Same limits as the flags (MAX_SPECS in targets.h, MAX_PARAMS in cxltierd.c). */
 #define CONFIG_MAX_TARGETS 64
-#define CONFIG_MAX_PARAMS 32
+#define CONFIG_MAX_PARAMS  32
 
 /* log_level beyond LOG_DEBUG: debug plus libbpf's own messages (-vv). */
 #define CONFIG_LOG_TRACE (LOG_DEBUG + 1)
@@ -49,21 +49,21 @@ struct agent_config {
 	char *cgroups[CONFIG_MAX_TARGETS];
 	int nr_cgroups;
 	/* [policy] */
-	char *policy;			/* NAME or PATH; default "hotset" */
-	char *policy_dir;		/* NULL: policies/ beside the binary, else the installed path */
-	char *params[CONFIG_MAX_PARAMS];	/* "key=value", as -o takes them */
+	char *policy;	  /* NAME or PATH; default "hotset" */
+	char *policy_dir; /* NULL: policies/ beside the binary, else the installed path */
+	char *params[CONFIG_MAX_PARAMS]; /* "key=value", as -o takes them */
 	int nr_params;
 	/* [sampler] */
-	char *source;			/* auto, pmu, hint, fault, fault-perf */
+	char *source; /* auto, pmu, hint, fault, fault-perf */
 	uint32_t epoch_ms;
 	double decay;
 	uint32_t scan_epochs;
-	uint32_t heat_entries;		/* 0: sized to the machine's RAM */
+	uint32_t heat_entries; /* 0: sized to the machine's RAM */
 	uint32_t hint_period_ms;
-	char *record;			/* trace file, NULL: none */
+	char *record; /* trace file, NULL: none */
 	/* [topology] */
-	char *fast_nodes, *slow_nodes;	/* numactl syntax; NULL: from the kernel's tiers */
-	char *sysfs_root;		/* NULL: the real / */
+	char *fast_nodes, *slow_nodes; /* numactl syntax; NULL: from the kernel's tiers */
+	char *sysfs_root;	       /* NULL: the real / */
 	/* [mover] */
 	struct mover_opts mover;
 	bool observe;
@@ -72,8 +72,8 @@ struct agent_config {
 	char *run_dir;
 	bool keep_pins;
 	bool take_over;
-	double duration;		/* seconds; 0: until SIGTERM */
-	int log_level;			/* enum log_level, or CONFIG_LOG_TRACE */
+	double duration; /* seconds; 0: until SIGTERM */
+	int log_level;	 /* enum log_level, or CONFIG_LOG_TRACE */
 };
 
 /* Fills c with the defaults cxltierd --help names; 0 or -ENOMEM. */
@@ -103,8 +103,8 @@ int config__load(struct agent_config *c, const char *path, char *err, size_t err
  * the file line or the flag.  0, -EINVAL, -ERANGE, -ENOENT (no such
  * section or key: err lists the accepted ones), -E2BIG (too many) or -ENOMEM.
  */
-int config__set(struct agent_config *c, const char *section, const char *key,
-		const char *value, char *err, size_t errlen);
+int config__set(struct agent_config *c, const char *section, const char *key, const char *value,
+		char *err, size_t errlen);
 
 /* Cross-checks between keys (watermarks, fast/slow overlap); 0 or -EINVAL with err. */
 int config__check(const struct agent_config *c, char *err, size_t errlen);

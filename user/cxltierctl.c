@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
- * cxltierctl: shows what the running agent sees and did.  It reads the
- * status the agent publishes (RUN_DIR/status.json) and the sampler counters
- * straight from the pinned per-CPU stats map.
+ * cxltierctl: talks to the running agent over its control socket (status,
+ * top, targets, pause/resume, rate, policy, metrics) and reads the sampler
+ * counters straight from the pinned per-CPU stats map.
  */
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <getopt.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <termios.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,15 +18,24 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "sampler.h"
 #include "status.h"
 #include "util.h"
 
 static const char usage_text[] =
-"Usage: cxltierctl [OPTIONS] COMMAND\n"
+"Usage: cxltierctl [OPTIONS] COMMAND [ARGS]\n"
+"\n"
+"Talks to the running cxltierd over its control socket (root only).\n"
 "\n"
 "Commands:\n"
-"  status        nodes, sampler, policy, per-target placement and counters\n"
+"  status               nodes, sampler, policy, per-target placement and counters\n"
+"  top                  status, refreshed every second (q or Ctrl-C quits)\n"
+"  targets              the managed processes and where their pages are\n"
+"  pause | resume       stop / restart migrating (sampling goes on)\n"
+"  rate MBPS            change the migration budget\n"
+"  policy NAME|PATH [KEY=VALUE...]   switch policy (the old one stays if the new is refused)\n"
+"  metrics              Prometheus text format\n"
 "\n"
 "Options:\n"
 "  -j, --json           machine-readable output\n"
@@ -32,6 +45,9 @@ static const char usage_text[] =
 "\n"
 "EXAMPLES\n"
 "  sudo cxltierctl status\n"
+"  sudo cxltierctl top\n"
+"  sudo cxltierctl policy hotcold promote_heat=2\n"
+"  sudo cxltierctl rate 128\n"
 "  sudo cxltierctl status --json | jq '.targets[] | {pid, pages_fast, pages_slow}'\n"
 "  sudo bpftool map dump pinned " CXLT_PIN_DIR "/cxlt_heat   # raw heat map\n";
 
@@ -157,22 +173,83 @@ static void print_text(struct json_object *st, struct json_object *pinned)
 	}
 }
 
-static int cmd_status(const char *run_dir, const char *pin_dir, bool json)
+/* One request over the control socket; the reply in a malloc'd string. */
+static char *request(const char *run_dir, const char *line)
 {
-	struct json_object *st, *pinned;
-	char path[512];
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd;
 
-	snprintf(path, sizeof(path), "%s/status.json", run_dir);
-	if (access(path, F_OK)) {
-		fprintf(stderr, "cxltierctl: no running cxltierd (%s: %s)\n", path, strerror(errno));
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/" CONTROL_SOCKET, run_dir);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		fprintf(stderr, "cxltierctl: no running cxltierd to talk to (%s: %s)\n", sa.sun_path,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (write(fd, line, strlen(line)) < 0 || write(fd, "\n", 1) < 0) {
+		fprintf(stderr, "cxltierctl: cannot send to %s: %s\n", sa.sun_path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	do {
+		if (len + 4096 + 1 > cap) {
+			char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
+
+			if (!nb) {
+				free(buf);
+				close(fd);
+				return NULL;
+			}
+			buf = nb;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n > 0)
+			len += n;
+	} while (n > 0);
+	close(fd);
+	if (!buf)
+		return NULL;
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Prints a JSON reply's error, if it is one; returns the exit status. */
+static int check_reply(struct json_object *o)
+{
+	struct json_object *ok;
+
+	if (json_object_object_get_ex(o, "ok", &ok) && !json_object_get_boolean(ok)) {
+		fprintf(stderr, "cxltierctl: %s\n", get_str(o, "error"));
 		return 1;
 	}
-	st = json_object_from_file(path);
+	return 0;
+}
+
+static int cmd_status(const char *run_dir, const char *pin_dir, bool json, bool clear)
+{
+	struct json_object *st, *pinned;
+	char *reply = request(run_dir, "status");
+
+	if (!reply)
+		return 1;
+	st = json_tokener_parse(reply);
+	free(reply);
 	if (!st) {
-		fprintf(stderr, "cxltierctl: cannot read %s: %s\n", path, json_util_get_last_err());
+		fprintf(stderr, "cxltierctl: the agent's reply is not JSON\n");
+		return 1;
+	}
+	if (check_reply(st)) {
+		json_object_put(st);
 		return 1;
 	}
 	pinned = pinned_stats(pin_dir);
+	if (clear)
+		printf("\033[H\033[2J");
 	if (json) {
 		if (pinned)
 			json_object_object_add(st, "sampler_pinned", json_object_get(pinned));
@@ -181,9 +258,81 @@ static int cmd_status(const char *run_dir, const char *pin_dir, bool json)
 	} else {
 		print_text(st, pinned);
 	}
+	fflush(stdout);
 	json_object_put(pinned);
 	json_object_put(st);
 	return 0;
+}
+
+/* A live view: status every second until q, Ctrl-C or the agent goes away. */
+static int cmd_top(const char *run_dir, const char *pin_dir)
+{
+	struct termios old, raw;
+	bool tty = isatty(0) && !tcgetattr(0, &old);
+	int rc = 0;
+
+	if (tty) {
+		raw = old;
+		raw.c_lflag &= ~(ICANON | ECHO);
+		tcsetattr(0, TCSANOW, &raw);
+	}
+	for (;;) {
+		struct pollfd pfd = { .fd = 0, .events = POLLIN };
+		char c;
+
+		if ((rc = cmd_status(run_dir, pin_dir, false, true)))
+			break;
+		printf("\n(refreshing every second; q quits)\n");
+		fflush(stdout);
+		if (poll(&pfd, 1, 1000) > 0 && (read(0, &c, 1) <= 0 || c == 'q'))
+			break;
+	}
+	if (tty)
+		tcsetattr(0, TCSANOW, &old);
+	return rc;
+}
+
+/* The other commands: one request, print the reply. */
+static int cmd_simple(const char *run_dir, int argc, char **argv, bool json)
+{
+	char line[CONTROL_MAX_LINE + 1] = "";
+	struct json_object *o;
+	char *reply;
+	int rc;
+
+	for (int i = 0; i < argc; i++) {
+		if (strlen(line) + strlen(argv[i]) + 2 > sizeof(line)) {
+			fprintf(stderr, "cxltierctl: request too long\n");
+			return 2;
+		}
+		if (i)
+			strcat(line, " ");
+		strcat(line, argv[i]);
+	}
+	reply = request(run_dir, line);
+	if (!reply)
+		return 1;
+	if (!strcmp(argv[0], "metrics")) {
+		fputs(reply, stdout);
+		free(reply);
+		return 0;
+	}
+	o = json_tokener_parse(reply);
+	free(reply);
+	if (!o) {
+		fprintf(stderr, "cxltierctl: the agent's reply is not JSON\n");
+		return 1;
+	}
+	rc = check_reply(o);
+	if (!rc) {
+		if (json || !json_object_object_get_ex(o, "done", NULL))
+			puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+							       JSON_C_TO_STRING_NOSLASHESCAPE));
+		else
+			printf("%s\n", get_str(o, "done"));
+	}
+	json_object_put(o);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -195,11 +344,12 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	static const char *const known[] = { "targets", "pause", "resume", "rate", "policy", "metrics" };
 	const char *run_dir = CXLT_RUN_DIR, *pin_dir = CXLT_PIN_DIR;
 	bool json = false;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+jh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j': json = true; break;
 		case 'R': run_dir = optarg; break;
@@ -212,8 +362,21 @@ int main(int argc, char **argv)
 		fputs(usage_text, stderr);
 		return 2;
 	}
+	/* Options may also follow the command (cxltierctl status --json). */
+	for (int i = optind + 1; i < argc; i++)
+		if (!strcmp(argv[i], "--json") || !strcmp(argv[i], "-j")) {
+			json = true;
+			memmove(&argv[i], &argv[i + 1], (argc - i - 1) * sizeof(*argv));
+			argc--;
+			i--;
+		}
 	if (!strcmp(argv[optind], "status"))
-		return cmd_status(run_dir, pin_dir, json);
+		return cmd_status(run_dir, pin_dir, json, false);
+	if (!strcmp(argv[optind], "top"))
+		return cmd_top(run_dir, pin_dir);
+	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
+		if (!strcmp(argv[optind], known[i]))
+			return cmd_simple(run_dir, argc - optind, argv + optind, json);
 	fprintf(stderr, "cxltierctl: unknown command '%s'\nTry 'cxltierctl --help'.\n", argv[optind]);
 	return 2;
 }

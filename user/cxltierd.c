@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <libgen.h>
 #include <numa.h>
 #include <poll.h>
@@ -21,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "engine.h"
 #include "kmigrate.h"
 #include "ksettings.h"
@@ -59,6 +61,8 @@ struct config {
 	bool keep_pins;
 	bool take_over;
 	bool policy_help;
+	const char *metrics_addr;
+	int metrics_port;
 };
 
 static const char usage_text[] =
@@ -113,6 +117,8 @@ static const char usage_text[] =
 "      --pin-dir DIR        where maps and programs are pinned (default " CXLT_PIN_DIR ")\n"
 "      --run-dir DIR        status and lock files (default " CXLT_RUN_DIR ")\n"
 "      --keep-pins          leave the pins in place at exit\n"
+"      --metrics-port PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
+"      --metrics-addr ADDR  address for --metrics-port (default 127.0.0.1)\n"
 "      --take-over          run even if the kernel's own memory tiering is on\n"
 "                           (kernel.numa_balancing & 2), restoring it at exit\n"
 "  -v, --verbose            more log (twice: libbpf and per-epoch debug)\n"
@@ -139,7 +145,7 @@ enum {
 	OPT_POLICY_DIR = 256, OPT_POLICY_HELP, OPT_DECAY, OPT_SCAN_EPOCHS,
 	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,
 	OPT_HIGH, OPT_PINGPONG, OPT_OBSERVE, OPT_PIN_DIR, OPT_RUN_DIR, OPT_KEEP_PINS,
-	OPT_HINT_PERIOD, OPT_RECORD, OPT_TAKE_OVER,
+	OPT_HINT_PERIOD, OPT_RECORD, OPT_TAKE_OVER, OPT_METRICS_PORT, OPT_METRICS_ADDR,
 };
 
 static void parse_args(int argc, char **argv, struct config *c)
@@ -173,6 +179,8 @@ static void parse_args(int argc, char **argv, struct config *c)
 		{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
 		{ "keep-pins", no_argument, NULL, OPT_KEEP_PINS },
 		{ "take-over", no_argument, NULL, OPT_TAKE_OVER },
+		{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
+		{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -270,6 +278,11 @@ static void parse_args(int argc, char **argv, struct config *c)
 		case OPT_RUN_DIR: c->run_dir = optarg; break;
 		case OPT_KEEP_PINS: c->keep_pins = true; break;
 		case OPT_TAKE_OVER: c->take_over = true; break;
+		case OPT_METRICS_PORT:
+			if (parse_int(optarg, 1, 65535, &c->metrics_port))
+				usage_error("--metrics-port '%s': expected a TCP port", optarg);
+			break;
+		case OPT_METRICS_ADDR: c->metrics_addr = optarg; break;
 		case 'v': log_verbosity++; break;
 		case 'q': log_verbosity = LOG_WARN; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
@@ -397,6 +410,7 @@ struct agent {
 	struct agent_state st;
 	bool migrate;
 	struct engine eng;
+	struct control ctl;
 	uint64_t log_every;
 };
 
@@ -453,7 +467,8 @@ static int epoch(struct agent *a)
 		pr_warn("cannot re-read free memory; using the last values");
 	tracker__age(&a->tr);
 	memset(&a->m.epoch, 0, sizeof(a->m.epoch));
-	if (a->migrate && a->tr.nr_targets && (err = engine__decide_and_move(&a->eng, now_sec())))
+	if (a->migrate && !a->st.paused && a->tr.nr_targets &&
+	    (err = engine__decide_and_move(&a->eng, now_sec())))
 		pr_warn("epoch %llu: %s", (unsigned long long)a->tr.epoch, strerror(-err));
 	a->st.last_plan = a->eng.last_plan;
 	tracker__end_epoch(&a->tr);
@@ -496,6 +511,68 @@ static void reload_policy(struct agent *a)
 	pr_info("policy %s reloaded from %s", a->policy.ops->name, a->policy.path);
 }
 
+static char *reply_json(struct json_object *o)
+{
+	char *out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+							     JSON_C_TO_STRING_NOSLASHESCAPE));
+
+	json_object_put(o);
+	return out;
+}
+
+static char *reply_ok(const char *what)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object_object_add(o, "done", json_object_new_string(what));
+	return reply_json(o);
+}
+
+/* Control socket requests (parsed and vetted by control.c; the peer is root). */
+static char *handle_request(void *ctx, const struct control_req *req)
+{
+	struct agent *a = ctx;
+	struct policy_host fresh;
+	struct json_object *st, *t;
+	char what[128];
+
+	switch (req->cmd) {
+	case CTL_STATUS:
+		return reply_json(status__json(&a->st));
+	case CTL_TARGETS:
+		st = status__json(&a->st);
+		t = json_object_get(json_object_object_get(st, "targets"));
+		json_object_put(st);
+		return reply_json(t);
+	case CTL_METRICS:
+		return status__metrics(&a->st);
+	case CTL_PAUSE:
+		a->st.paused = true;
+		pr_info("control: migration paused (sampling goes on)");
+		return reply_ok("paused");
+	case CTL_RESUME:
+		a->st.paused = false;
+		pr_info("control: migration resumed");
+		return reply_ok("resumed");
+	case CTL_RATE:
+		pr_info("control: migration budget %.0f -> %.0f MiB/s", a->m.opts.rate_mbps, req->rate_mbps);
+		a->m.opts.rate_mbps = req->rate_mbps;
+		snprintf(what, sizeof(what), "rate %.3f MiB/s", req->rate_mbps);
+		return reply_ok(what);
+	case CTL_POLICY:
+		if (policy_host__load(&fresh, req->policy, a->cfg->policy_dir, req->params, req->nr_params))
+			return control__error("policy %s refused (see the agent's log for why); keeping %s",
+					      req->policy, a->policy.ops->name);
+		pr_info("control: policy %s -> %s (%s)", a->policy.ops->name, fresh.ops->name, fresh.path);
+		policy_host__unload(&a->policy);
+		a->policy = fresh;
+		snprintf(what, sizeof(what), "policy %s", a->policy.ops->name);
+		return reply_ok(what);
+	}
+	return control__error("unhandled request");
+}
+
 /* Says what the kernel migrated itself while the agent ran (move_pages is reason "syscall"). */
 static void log_kernel_migrations(const struct kmigrate *km)
 {
@@ -528,21 +605,32 @@ static int setup_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-/* Waits until `until` (monotonic seconds) or a stop signal; drains the ring buffer meanwhile. */
-static void wait_until(int sfd, struct sampler *s, double until)
+static char *handle_request(void *ctx, const struct control_req *req);
+
+/*
+ * Waits until `until` (monotonic seconds) or a stop signal; meanwhile drains
+ * the ring buffer and answers the control socket and the metrics port.
+ */
+static void wait_until(int sfd, struct agent *a, double until)
 {
 	while (!stop_requested) {
 		double left = until - now_sec();
 		struct signalfd_siginfo si;
-		struct pollfd pfd[2] = { { .fd = sfd, .events = POLLIN },
-					 { .fd = sampler__ring_fd(s), .events = POLLIN } };
+		struct pollfd pfd[4] = { { .fd = sfd, .events = POLLIN },
+					 { .fd = sampler__ring_fd(&a->s), .events = POLLIN },
+					 { .fd = a->ctl.sock_fd, .events = POLLIN },
+					 { .fd = a->ctl.http_fd, .events = POLLIN } };
 
 		if (left <= 0)
 			return;
-		if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, (int)(left * 1000) + 1) <= 0)
+		/* poll ignores negative fds: absent channels cost nothing. */
+		if (poll(pfd, 4, (int)(left * 1000) + 1) <= 0)
 			continue;
 		if (pfd[1].revents)
-			sampler__ring_consume(s);
+			sampler__ring_consume(&a->s);
+		for (int i = 2; i < 4; i++)
+			if (pfd[i].revents)
+				control__serve(&a->ctl, pfd[i].fd, handle_request, a);
 		if (!pfd[0].revents)
 			continue;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -571,7 +659,7 @@ int main(int argc, char **argv)
 	struct sampler_opts so = { 0 };
 	static struct recorder rec;
 	char policy_dir[PATH_MAX], state_path[600];
-	struct agent a = { .cfg = &cfg };
+	struct agent a = { .cfg = &cfg, .ctl = { .sock_fd = -1, .http_fd = -1 } };
 	int err, lock_fd = -1, sfd = -1;
 	double start, next;
 
@@ -689,6 +777,11 @@ int main(int argc, char **argv)
 	a.st.m = &a.m;
 	a.st.policy = &a.policy;
 	a.st.km = &a.km;
+	if ((err = control__open(&a.ctl, cfg.run_dir, cfg.metrics_addr, cfg.metrics_port)))
+		goto out;
+	if (cfg.metrics_port)
+		pr_info("serving Prometheus metrics at http://%s:%d/metrics",
+			cfg.metrics_addr ? cfg.metrics_addr : "127.0.0.1", cfg.metrics_port);
 	a.st.started = (double)time(NULL);
 	a.st.epoch_ms = cfg.epoch_ms;
 	a.log_every = 10000 / cfg.epoch_ms ? 10000 / cfg.epoch_ms : 1;
@@ -698,7 +791,7 @@ int main(int argc, char **argv)
 	while (!stop_requested) {
 		double end = cfg.duration ? start + cfg.duration : 0;
 
-		wait_until(sfd, &a.s, end && end < next ? end : next);
+		wait_until(sfd, &a, end && end < next ? end : next);
 		if (reload_requested) {
 			reload_requested = 0;
 			reload_policy(&a);
@@ -725,6 +818,7 @@ int main(int argc, char **argv)
 out:
 	recorder__close(&rec, &a.s);
 	kmigrate__close(&a.km);
+	control__close(&a.ctl);
 	ksettings__restore(&a.kset);
 	sampler__close(&a.s, cfg.keep_pins);
 	if (lock_fd >= 0) {

@@ -81,18 +81,18 @@ static struct json_object *mover_json(const struct mover_stats *ms)
 	return o;
 }
 
-int status__publish(const struct agent_state *st)
+struct json_object *status__json(const struct agent_state *st)
 {
 	struct json_object *root = json_object_new_object(), *agent, *params, *sampler;
-	char path[512], tmp[512];
 	uint64_t stats[CXLT_NR_STATS];
-	int err = 0;
 
 	agent = json_object_new_object();
 	ADD(agent, "pid", json_object_new_int(getpid()));
 	ADD(agent, "started", json_object_new_double(st->started));
 	ADD(agent, "updated", json_object_new_double((double)time(NULL)));
 	ADD(agent, "mode", json_object_new_string(st->mode));
+	ADD(agent, "paused", json_object_new_boolean(st->paused));
+	ADD(agent, "rate_mbps", json_object_new_double(st->m->opts.rate_mbps));
 	ADD(agent, "mode_why", json_object_new_string(st->mode_why));
 	ADD(agent, "epoch", U64(st->tr->epoch));
 	ADD(agent, "epoch_ms", json_object_new_int(st->epoch_ms));
@@ -106,6 +106,8 @@ int status__publish(const struct agent_state *st)
 	ADD(sampler, "why", json_object_new_string(st->s->source_why));
 	ADD(sampler, "pin_dir", json_object_new_string(st->s->pin_dir));
 	ADD(sampler, "entries_drained", U64(st->s->drained));
+	if (!strcmp(st->s->source, "pmu"))
+		ADD(sampler, "pmu_period", U64(st->s->pmu_period));
 	if (!sampler__read_stats(st->s->stats_fd, stats))
 		for (int i = 0; i < CXLT_NR_STATS; i++)
 			ADD(sampler, cxlt_stat_names[i], U64(stats[i]));
@@ -144,6 +146,14 @@ int status__publish(const struct agent_state *st)
 		ADD(root, "kernel_migrations", o);
 	}
 	ADD(root, "mover_last_epoch", mover_json(&st->m->epoch));
+	return root;
+}
+
+int status__publish(const struct agent_state *st)
+{
+	struct json_object *root = status__json(st);
+	char path[512], tmp[512];
+	int err = 0;
 
 	snprintf(path, sizeof(path), "%s/status.json", st->run_dir);
 	snprintf(tmp, sizeof(tmp), "%s/.status.json.tmp", st->run_dir);
@@ -155,4 +165,104 @@ int status__publish(const struct agent_state *st)
 	}
 	json_object_put(root);
 	return err;
+}
+
+/* Prometheus text exposition: label values escaped as the format requires. */
+static void label(FILE *f, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\' || *v == '"')
+			fputc('\\', f);
+		if (*v == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*v, f);
+	}
+}
+
+static void metric_head(FILE *f, const char *name, const char *type, const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static uint64_t jget(struct json_object *o, const char *k)
+{
+	struct json_object *v;
+
+	return o && json_object_object_get_ex(o, k, &v) ? json_object_get_uint64(v) : 0;
+}
+
+char *status__metrics(const struct agent_state *st)
+{
+	struct json_object *root = status__json(st), *o, *arr;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f) {
+		json_object_put(root);
+		return NULL;
+	}
+	json_object_object_get_ex(root, "agent", &o);
+	metric_head(f, "cxltier_up", "gauge", "1 while the agent runs; migrate 1 unless observing or paused");
+	fprintf(f, "cxltier_up{mode=\"%s\"} 1\n", st->mode);
+	metric_head(f, "cxltier_epochs_total", "counter", "epochs run");
+	fprintf(f, "cxltier_epochs_total %llu\n", (unsigned long long)jget(o, "epoch"));
+	metric_head(f, "cxltier_epoch_duration_seconds", "gauge", "time the last epoch took");
+	fprintf(f, "cxltier_epoch_duration_seconds %.6f\n", st->last_epoch_ms / 1000);
+	metric_head(f, "cxltier_tracked_pages", "gauge", "pages the tracker holds");
+	fprintf(f, "cxltier_tracked_pages %llu\n", (unsigned long long)jget(o, "tracked_pages"));
+	metric_head(f, "cxltier_tracker_bytes", "gauge", "memory of the tracker");
+	fprintf(f, "cxltier_tracker_bytes %llu\n", (unsigned long long)jget(o, "tracker_bytes"));
+
+	json_object_object_get_ex(root, "sampler", &o);
+	metric_head(f, "cxltier_sampler_events_total", "counter", "sampler counters by kind (bpf/stats.def)");
+	for (int i = 0; i < CXLT_NR_STATS; i++)
+		fprintf(f, "cxltier_sampler_events_total{kind=\"%s\",source=\"%s\"} %llu\n",
+			cxlt_stat_names[i], st->s->source, (unsigned long long)jget(o, cxlt_stat_names[i]));
+
+	metric_head(f, "cxltier_node_bytes", "gauge", "memory of each managed node");
+	arr = json_object_object_get(root, "nodes");
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+		struct json_object *n = json_object_array_get_idx(arr, i);
+
+		fprintf(f, "cxltier_node_bytes{node=\"%llu\",role=\"%s\",kind=\"total\"} %llu\n",
+			(unsigned long long)jget(n, "id"),
+			json_object_get_string(json_object_object_get(n, "role")),
+			(unsigned long long)jget(n, "total_bytes"));
+		fprintf(f, "cxltier_node_bytes{node=\"%llu\",role=\"%s\",kind=\"free\"} %llu\n",
+			(unsigned long long)jget(n, "id"),
+			json_object_get_string(json_object_object_get(n, "role")),
+			(unsigned long long)jget(n, "free_bytes"));
+	}
+
+	metric_head(f, "cxltier_target_pages", "gauge", "pages of each target by tier");
+	arr = json_object_object_get(root, "targets");
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+		struct json_object *t = json_object_array_get_idx(arr, i);
+		const char *tiers[] = { "fast", "slow", "unknown" };
+		const char *keys[] = { "pages_fast", "pages_slow", "pages_unknown" };
+
+		for (int k = 0; k < 3; k++) {
+			fprintf(f, "cxltier_target_pages{pid=\"%llu\",comm=\"", (unsigned long long)jget(t, "pid"));
+			label(f, json_object_get_string(json_object_object_get(t, "comm")));
+			fprintf(f, "\",tier=\"%s\"} %llu\n", tiers[k], (unsigned long long)jget(t, keys[k]));
+		}
+	}
+
+	metric_head(f, "cxltier_mover_pages_total", "counter", "mover results by outcome (promoted, demoted, busy, gone, ...)");
+	json_object_object_get_ex(root, "mover", &o);
+	json_object_object_foreach(o, key, val)
+		fprintf(f, "cxltier_mover_pages_total{outcome=\"%s\"} %llu\n", key,
+			(unsigned long long)json_object_get_uint64(val));
+
+	metric_head(f, "cxltier_kernel_migrated_pages_total", "counter",
+		    "pages the kernel migrated since the agent started, by reason (syscall includes move_pages)");
+	json_object_object_get_ex(root, "kernel_migrations", &o);
+	json_object_object_foreach(o, reason, v2)
+		fprintf(f, "cxltier_kernel_migrated_pages_total{reason=\"%s\"} %llu\n", reason,
+			(unsigned long long)jget(v2, "pages"));
+	fclose(f);
+	json_object_put(root);
+	return buf;
 }

@@ -6,6 +6,8 @@
 #ifndef CXLT_STATUS_H
 #define CXLT_STATUS_H
 
+#include <stdbool.h>
+
 #include "kmigrate.h"
 #include "mover.h"
 #include "policy_host.h"
@@ -28,9 +30,15 @@ struct agent_state {
 	double started;		/* wall clock */
 	uint32_t epoch_ms;
 	double last_epoch_ms;	/* time the last epoch took */
+	bool paused;		/* migration paused from the control socket */
 	uint64_t last_plan;	/* moves the policy planned in the last epoch */
 };
 
+struct json_object;
+/* The status document (the caller puts it). */
+struct json_object *status__json(const struct agent_state *st);
 int status__publish(const struct agent_state *st);
+/* The same facts in Prometheus text format, into a malloc'd string. */
+char *status__metrics(const struct agent_state *st);
 
 #endif

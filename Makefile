@@ -10,7 +10,7 @@ CFLAGS    ?= -O2 -g
 WARNINGS  := -Wall -Wextra -Werror -Wimplicit-fallthrough
 ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE \
 	-Iinclude -Ibpf -Iuser -I$(BUILD)
-LDLIBS    := -lbpf -lelf -lz -lnuma -ljson-c -ldl -lm -lpthread
+LDLIBS    := -lbpf -lelf -lz -lnuma -ljson-c -linih -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(BUILD) -Ibpf
 
@@ -119,7 +119,7 @@ bench: all $(BUILD)/bench_controller $(BUILD)/bench_mover
 
 # Debian packages for building, testing and the emulated CXL machine.
 DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
-	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev \
+	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev libinih-dev \
 	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils gzip \
 	procps util-linux jq bc gnuplot-nox
 
@@ -131,3 +131,61 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all tests test bench demo deps clean
+
+# ---- install and Debian package ------------------------------------------
+# make install [DESTDIR=/staging] [PREFIX=/usr]: the FHS layout.  Policies go
+# 0644 into $(LIBDIR)/cxltier/policies, where an installed cxltierd looks bare
+# policy names up (/usr/lib/cxltier/policies is built into the agent: with
+# another PREFIX pass --policy-dir or set [policy] dir).  Run as root, every
+# file is root-owned, as the agent wants of policies and of its config.  An
+# existing $(SYSCONFDIR)/cxltier/cxltier.conf is kept; the sample goes beside it
+# as cxltier.conf.dist.  Man pages are installed uncompressed (dh_compress
+# gzips them in the .deb).
+PREFIX     ?= /usr
+SBINDIR    ?= $(PREFIX)/sbin
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+SYSCONFDIR ?= /etc
+UNITDIR    ?= /lib/systemd/system
+INSTALL    ?= install
+
+install: all
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)$(INSTALL) -D -m 0755 $(BUILD)/cxltierd $(DESTDIR)$(SBINDIR)/cxltierd
+	$(Q)for b in cxltierctl cxltier-replay tierbench; do \
+		$(INSTALL) -D -m 0755 $(BUILD)/$$b $(DESTDIR)$(BINDIR)/$$b || exit 1; done
+	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(LIBDIR)/cxltier/policies
+	$(Q)$(INSTALL) -m 0644 $(patsubst %,$(BUILD)/policies/%.so,$(POLICIES)) \
+		$(DESTDIR)$(LIBDIR)/cxltier/policies/
+	$(Q)$(INSTALL) -D -m 0644 include/cxltier/policy.h $(DESTDIR)$(INCLUDEDIR)/cxltier/policy.h
+	$(Q)$(INSTALL) -D -m 0644 packaging/cxltierd.service $(DESTDIR)$(UNITDIR)/cxltierd.service
+	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/cxltier
+	$(Q)if [ -e $(DESTDIR)$(SYSCONFDIR)/cxltier/cxltier.conf ]; then \
+		$(INSTALL) -m 0644 packaging/cxltier.conf $(DESTDIR)$(SYSCONFDIR)/cxltier/cxltier.conf.dist && \
+		echo "  kept $(DESTDIR)$(SYSCONFDIR)/cxltier/cxltier.conf; the new sample is cxltier.conf.dist"; \
+	else \
+		$(INSTALL) -m 0644 packaging/cxltier.conf $(DESTDIR)$(SYSCONFDIR)/cxltier/cxltier.conf; \
+	fi
+	$(Q)$(INSTALL) -D -m 0644 man/cxltierd.8 $(DESTDIR)$(MANDIR)/man8/cxltierd.8
+	$(Q)$(INSTALL) -D -m 0644 man/cxltierctl.8 $(DESTDIR)$(MANDIR)/man8/cxltierctl.8
+	$(Q)$(INSTALL) -D -m 0644 man/cxltier-replay.1 $(DESTDIR)$(MANDIR)/man1/cxltier-replay.1
+	$(Q)$(INSTALL) -D -m 0644 man/tierbench.1 $(DESTDIR)$(MANDIR)/man1/tierbench.1
+	$(Q)$(INSTALL) -D -m 0644 man/cxltier-policy.7 $(DESTDIR)$(MANDIR)/man7/cxltier-policy.7
+
+# make deb: build/cxltier_VERSION_ARCH.deb with dpkg-buildpackage (debhelper;
+# `apt-get install debhelper dpkg-dev` besides the build packages).  The
+# package builds in debian/build, so this tree's build/ is left as it is.
+deb:
+	$(Q)command -v dpkg-buildpackage > /dev/null && command -v dh > /dev/null || \
+		{ echo "make deb needs dpkg-dev and debhelper: apt-get install dpkg-dev debhelper" >&2; exit 1; }
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD dpkg-buildpackage -us -uc -b
+	$(Q)mkdir -p $(BUILD)
+	$(Q)v=$$(dpkg-parsechangelog -S Version) && a=$$(dpkg --print-architecture) && \
+		for f in ../cxltier_$${v}_$$a.deb ../cxltier-dbgsym_$${v}_$$a.deb \
+			../cxltier_$${v}_$$a.buildinfo ../cxltier_$${v}_$$a.changes; do \
+			[ ! -e $$f ] || mv -f $$f $(BUILD)/; done && \
+		echo "  DEB      $(BUILD)/cxltier_$${v}_$$a.deb"
+
+.PHONY: install deb

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "control.h"
 #include "engine.h"
 #include "kmigrate.h"
@@ -61,6 +62,8 @@ struct config {
 	bool keep_pins;
 	bool take_over;
 	bool policy_help;
+	bool check_config;
+	const char *config_path;
 	const char *metrics_addr;
 	int metrics_port;
 };
@@ -112,6 +115,12 @@ static const char usage_text[] =
 "      --record FILE        also write every raw sample to FILE, a trace for\n"
 "                           cxltier-replay (ring-buffer drops are counted)\n"
 "\n"
+"Configuration:\n"
+"      --config FILE        read settings from an INI file first (flags win);\n"
+"                           the unit uses " CXLT_CONFIG_PATH "\n"
+"      --check-config       validate the file and flags (and load the policy),\n"
+"                           print the effective configuration, exit\n"
+"\n"
 "Run:\n"
 "  -d, --duration SEC       stop after SEC seconds (default: until SIGINT/SIGTERM)\n"
 "      --pin-dir DIR        where maps and programs are pinned (default " CXLT_PIN_DIR ")\n"
@@ -146,6 +155,7 @@ enum {
 	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,
 	OPT_HIGH, OPT_PINGPONG, OPT_OBSERVE, OPT_PIN_DIR, OPT_RUN_DIR, OPT_KEEP_PINS,
 	OPT_HINT_PERIOD, OPT_RECORD, OPT_TAKE_OVER, OPT_METRICS_PORT, OPT_METRICS_ADDR,
+	OPT_CONFIG, OPT_CHECK_CONFIG,
 };
 
 static void parse_args(int argc, char **argv, struct config *c)
@@ -181,6 +191,8 @@ static void parse_args(int argc, char **argv, struct config *c)
 		{ "take-over", no_argument, NULL, OPT_TAKE_OVER },
 		{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
 		{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
+		{ "config", required_argument, NULL, OPT_CONFIG },
+		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -283,6 +295,8 @@ static void parse_args(int argc, char **argv, struct config *c)
 				usage_error("--metrics-port '%s': expected a TCP port", optarg);
 			break;
 		case OPT_METRICS_ADDR: c->metrics_addr = optarg; break;
+		case OPT_CONFIG: break;	/* read before the flags: see load_config_file() */
+		case OPT_CHECK_CONFIG: c->check_config = true; break;
 		case 'v': log_verbosity++; break;
 		case 'q': log_verbosity = LOG_WARN; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
@@ -294,8 +308,67 @@ static void parse_args(int argc, char **argv, struct config *c)
 			    argv[optind]);
 	if (c->mover.high_wmark_pct < c->mover.low_wmark_pct)
 		usage_error("--high-wmark must be at least --low-wmark%s", "");
-	if (!c->policy_help && !c->specs.nr_pids && !c->specs.nr_comms && !c->specs.nr_cgroups)
+	if (!c->policy_help && !c->check_config && !c->specs.nr_pids && !c->specs.nr_comms &&
+	    !c->specs.nr_cgroups)
 		usage_error("no target: give at least one --pid, --comm or --cgroup%s", "");
+}
+
+/*
+ * --config FILE: the file's settings become the defaults the flags then
+ * override.  The file is found before getopt runs, so its place on the
+ * command line does not matter.
+ */
+static void load_config_file(int argc, char **argv, struct config *c, struct agent_config *f)
+{
+	const char *path = NULL;
+	char err[512];
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			path = argv[i + 1];
+		else if (!strncmp(argv[i], "--config=", 9))
+			path = argv[i] + 9;
+	}
+	config__defaults(f);
+	if (!path)
+		return;
+	c->config_path = path;
+	rc = config__load(f, path, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "cxltierd: %s\n", err);
+		exit(2);
+	}
+	for (int i = 0; i < f->nr_pids && c->specs.nr_pids < MAX_SPECS; i++)
+		c->specs.pids[c->specs.nr_pids++] = f->pids[i];
+	for (int i = 0; i < f->nr_comms && c->specs.nr_comms < MAX_SPECS; i++)
+		c->specs.comms[c->specs.nr_comms++] = f->comms[i];
+	for (int i = 0; i < f->nr_cgroups && c->specs.nr_cgroups < MAX_SPECS; i++)
+		c->specs.cgroups[c->specs.nr_cgroups++] = f->cgroups[i];
+	for (int i = 0; i < f->nr_params && c->nr_params < MAX_PARAMS; i++)
+		c->params[c->nr_params++] = f->params[i];
+	c->policy = f->policy;
+	c->policy_dir = f->policy_dir;
+	c->source = f->source;
+	c->epoch_ms = f->epoch_ms;
+	c->decay = f->decay;
+	c->scan_epochs = f->scan_epochs;
+	c->heat_entries = f->heat_entries;
+	c->hint_period_ms = f->hint_period_ms;
+	c->record = f->record;
+	c->fast_nodes = f->fast_nodes;
+	c->slow_nodes = f->slow_nodes;
+	c->sysfs_root = f->sysfs_root;
+	c->mover = f->mover;
+	c->observe = f->observe;
+	if (f->pin_dir)
+		c->pin_dir = f->pin_dir;
+	if (f->run_dir)
+		c->run_dir = f->run_dir;
+	c->keep_pins = f->keep_pins;
+	c->take_over = f->take_over;
+	c->duration = f->duration;
+	log_verbosity = f->log_level;
 }
 
 static volatile sig_atomic_t stop_requested;
@@ -663,7 +736,10 @@ int main(int argc, char **argv)
 	int err, lock_fd = -1, sfd = -1;
 	double start, next;
 
+	static struct agent_config file_cfg;
+
 	mover__default_opts(&cfg.mover);
+	load_config_file(argc, argv, &cfg, &file_cfg);
 	parse_args(argc, argv, &cfg);
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	if (!cfg.policy_dir) {
@@ -676,6 +752,15 @@ int main(int argc, char **argv)
 		return 1;
 	if (cfg.policy_help) {
 		policy_host__describe(&a.policy);
+		policy_host__unload(&a.policy);
+		return 0;
+	}
+	if (cfg.check_config) {
+		/* The file is valid (it loaded) and the policy took its parameters. */
+		printf("; %s: valid; policy %s loads from %s\n",
+		       cfg.config_path ? cfg.config_path : "(no file: flags and defaults)",
+		       a.policy.ops->name, a.policy.path);
+		config__describe(&file_cfg, stdout);
 		policy_host__unload(&a.policy);
 		return 0;
 	}

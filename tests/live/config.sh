@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Live test (root): cxltierd --config FILE runs with the file's settings
+# (flags override them), --check-config validates without running, and bad
+# or unsafe files are refused with the file, line and reason.
+set -euo pipefail
+BUILD=${BUILD:-build}
+work=$(mktemp -d)
+chmod 0755 "$work"
+agent=""
+sleeper=""
+cleanup() {
+	[ -n "$agent" ] && kill "$agent" 2>/dev/null || true
+	[ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; cat "$work/agent.log" >&2 2>/dev/null || true; exit 1; }
+
+out=$("$BUILD/cxltierd" --config packaging/cxltier.conf --check-config) || fail "the sample config does not check"
+grep -q "packaging/cxltier.conf: valid; policy hotset loads" <<< "$out" || fail "check-config: $out"
+
+sleep 60 & sleeper=$!
+cat > "$work/good.conf" <<CONF
+[targets]
+pid = $sleeper
+[mover]
+rate_mbps = 64
+[policy]
+name = hotcold
+promote_heat = 3
+[output]
+run_dir = $work/run
+CONF
+chmod 0644 "$work/good.conf"
+"$BUILD/cxltierd" --config "$work/good.conf" --epoch-ms 200 > "$work/agent.log" 2>&1 &
+agent=$!
+for _ in $(seq 100); do [ -S "$work/run/cxltier.sock" ] && break; sleep 0.05; done
+"$BUILD/cxltierctl" --run-dir "$work/run" status --json > "$work/st.json" || fail "no status"
+jq -e --argjson p "$sleeper" '.targets[0].pid == $p and .agent.rate_mbps == 64 and .agent.epoch_ms == 200
+	and .policy.name == "hotcold" and .policy.params.promote_heat == "3"' "$work/st.json" > /dev/null ||
+	fail "settings not applied: $(jq -c '[.agent.rate_mbps, .agent.epoch_ms, .policy]' "$work/st.json")"
+kill -TERM "$agent"
+wait "$agent" || fail "cxltierd exited $?"
+agent=""
+
+printf '[mover]\nrate_mbps = fast\n' > "$work/bad.conf"
+chmod 0644 "$work/bad.conf"
+out=$("$BUILD/cxltierd" --config "$work/bad.conf" --check-config 2>&1) && fail "bad config accepted"
+grep -q "bad.conf:2: \[mover\] rate_mbps = fast" <<< "$out" || fail "bad config message: $out"
+chmod 0666 "$work/good.conf"
+out=$("$BUILD/cxltierd" --config "$work/good.conf" --check-config 2>&1) && fail "world-writable config accepted"
+grep -q "writable by others" <<< "$out" || fail "unsafe config message: $out"
+echo "config: ok"

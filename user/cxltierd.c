@@ -30,6 +30,7 @@
 #include "mover.h"
 #include "policy_host.h"
 #include "sampler.h"
+#include "service.h"
 #include "status.h"
 #include "targets.h"
 #include "trace.h"
@@ -764,8 +765,9 @@ int main(int argc, char **argv)
 		policy_host__unload(&a.policy);
 		return 0;
 	}
-	if (geteuid() != 0)
-		pr_warn("not running as root: loading BPF and moving other processes' pages will likely fail");
+	if ((err = service__check_caps()))
+		goto out;
+	service__lock_memory();
 	if (numa_available() < 0)
 		pr_warn("libnuma: this kernel has no NUMA support; running in observe mode");
 
@@ -837,6 +839,7 @@ int main(int argc, char **argv)
 		a.s.source_why, a.s.pin_dir);
 	if ((err = kmigrate__open(&a.km, cfg.pin_dir)))
 		pr_warn("kernel migration accounting unavailable: %s", strerror(-err));
+	service__drop_setup_caps();
 
 	if ((err = targets__init(&cfg.specs, &a.s)))
 		goto out;
@@ -871,6 +874,7 @@ int main(int argc, char **argv)
 	a.st.epoch_ms = cfg.epoch_ms;
 	a.log_every = 10000 / cfg.epoch_ms ? 10000 / cfg.epoch_ms : 1;
 
+	service__notify("READY=1");
 	start = now_sec();
 	next = start + cfg.epoch_ms / 1000.0;
 	while (!stop_requested) {
@@ -885,6 +889,9 @@ int main(int argc, char **argv)
 		if (stop_requested || (end && now_sec() >= end))
 			break;
 		epoch(&a);
+		/* An epoch that finishes is the sign of life (the unit's WatchdogSec). */
+		if (service__watchdog_usec())
+			service__notify("WATCHDOG=1");
 		next += cfg.epoch_ms / 1000.0;
 		if (next < now_sec())
 			next = now_sec() + cfg.epoch_ms / 1000.0;	/* an epoch overran: do not pile up */
@@ -898,6 +905,7 @@ int main(int argc, char **argv)
 		(unsigned long long)(a.m.total.promoted + a.m.total.demoted + a.m.total.moved_other),
 		(unsigned long long)a.m.total.promoted, (unsigned long long)a.m.total.demoted,
 		(unsigned long long)a.m.total.moved_other, (unsigned long long)a.s.drained);
+	service__notify("STOPPING=1");
 	log_kernel_migrations(&a.km);
 	err = 0;
 out:

@@ -488,6 +488,68 @@ struct agent {
 	uint64_t log_every;
 };
 
+/* Migrate or observe, from the topology and the flags; says which and why. */
+static void set_mode(struct agent *a)
+{
+	a->migrate = !a->cfg->observe && topology__has_slow(&a->topo) && numa_available() >= 0;
+	a->st.mode = a->migrate ? "migrate" : "observe";
+	a->st.mode_why = a->cfg->observe ? "--observe given" :
+			 !topology__has_slow(&a->topo) ?
+			 "no slow memory node on this machine: nothing to migrate to" :
+			 a->migrate ? "fast and slow nodes present" : "no NUMA support";
+	if (a->migrate)
+		pr_info("migrate mode: policy %s, %.0f MiB/s budget, watermarks %.1f%%/%.1f%%",
+			a->policy.ops->name, a->m.opts.rate_mbps ? a->m.opts.rate_mbps : a->cfg->mover.rate_mbps,
+			a->cfg->mover.low_wmark_pct, a->cfg->mover.high_wmark_pct);
+	else
+		pr_info("observe mode: %s; sampling, tracking and reporting only", a->st.mode_why);
+}
+
+/*
+ * Memory hotplug and CXL dynamic capacity: nodes appear, grow, shrink and
+ * go away while the agent runs.  The topology is read again every epoch;
+ * when a node's size or role changed, the agent says so, uses the new one
+ * (a node without memory is no longer a destination), and switches between
+ * migrate and observe mode as needed.
+ */
+static void follow_topology(struct agent *a)
+{
+	struct topology *fresh = malloc(sizeof(*fresh));
+	int lvl = log_verbosity;
+	bool changed;
+
+	if (!fresh)
+		return;
+	log_verbosity = LOG_ERR;	/* a failed re-read is reported below, once */
+	if (topology__load(fresh, a->cfg->sysfs_root, a->cfg->fast_nodes, a->cfg->slow_nodes)) {
+		log_verbosity = lvl;
+		pr_warn("cannot re-read the topology (a named node lost its memory?); keeping the last one");
+		free(fresh);
+		return;
+	}
+	log_verbosity = lvl;
+	changed = fresh->nr_nodes != a->topo.nr_nodes || fresh->fast_mask != a->topo.fast_mask ||
+		  fresh->slow_mask != a->topo.slow_mask;
+	for (int i = 0; !changed && i < fresh->nr_nodes; i++)
+		changed = fresh->nodes[i].id != a->topo.nodes[i].id ||
+			  fresh->nodes[i].total_pages != a->topo.nodes[i].total_pages ||
+			  fresh->nodes[i].tier != a->topo.nodes[i].tier;
+	if (changed) {
+		bool was = a->migrate;
+
+		pr_info("topology changed (memory hotplug or dynamic capacity):");
+		a->topo = *fresh;
+		topology__log(&a->topo);
+		set_mode(a);
+		if (was != a->migrate)
+			pr_info("now %s", a->migrate ? "migrating again" : "observing: no slow node to migrate to");
+	} else {
+		for (int i = 0; i < fresh->nr_nodes; i++)
+			a->topo.nodes[i].free_pages = fresh->nodes[i].free_pages;
+	}
+	free(fresh);
+}
+
 static void count_placement(const struct agent *a, uint64_t *fast, uint64_t *slow)
 {
 	*fast = *slow = 0;
@@ -537,8 +599,7 @@ static int epoch(struct agent *a)
 			pr_warn("pid %d: %s failed: %s", t->pid, scan ? "page scan" : "node query",
 				strerror(-err));
 	}
-	if (topology__refresh(&a->topo))
-		pr_warn("cannot re-read free memory; using the last values");
+	follow_topology(a);
 	tracker__age(&a->tr);
 	memset(&a->m.epoch, 0, sizeof(a->m.epoch));
 	if (a->migrate && !a->st.paused && a->tr.nr_targets &&
@@ -787,18 +848,7 @@ int main(int argc, char **argv)
 	if ((err = topology__load(&a.topo, cfg.sysfs_root, cfg.fast_nodes, cfg.slow_nodes)))
 		goto out;
 	topology__log(&a.topo);
-	a.migrate = !cfg.observe && topology__has_slow(&a.topo) && numa_available() >= 0;
-	a.st.mode = a.migrate ? "migrate" : "observe";
-	a.st.mode_why = cfg.observe ? "--observe given" :
-			!topology__has_slow(&a.topo) ?
-			"no slow memory node on this machine: nothing to migrate to" :
-			a.migrate ? "fast and slow nodes present" : "no NUMA support";
-	if (a.migrate)
-		pr_info("migrate mode: policy %s, %.0f MiB/s budget, watermarks %.1f%%/%.1f%%",
-			a.policy.ops->name, cfg.mover.rate_mbps, cfg.mover.low_wmark_pct,
-			cfg.mover.high_wmark_pct);
-	else
-		pr_info("observe mode: %s; sampling, tracking and reporting only", a.st.mode_why);
+	set_mode(&a);
 
 	if ((err = tracker__init(&a.tr, cfg.decay)) ||
 	    (err = mover__init(&a.m, &cfg.mover, a.topo.page_size)))

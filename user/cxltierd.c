@@ -646,6 +646,55 @@ static void reload_policy(struct agent *a)
 	pr_info("policy %s reloaded from %s", a->policy.ops->name, a->policy.path);
 }
 
+/*
+ * SIGHUP with --config: the file is read again; its policy (name and
+ * parameters) and mover settings replace the running ones, all or nothing.
+ * A file or policy that does not load is refused and everything running
+ * stays.  The heat history stays either way; targets, sampler and topology
+ * settings take a restart.
+ */
+static void reload(struct agent *a)
+{
+	static struct agent_config current;	/* owns the strings a->cfg points at */
+	struct agent_config fresh;
+	struct policy_host ph;
+	char err[512];
+
+	if (!a->cfg->config_path) {
+		reload_policy(a);
+		return;
+	}
+	pr_info("SIGHUP: reloading %s", a->cfg->config_path);
+	config__defaults(&fresh);
+	if (config__load(&fresh, a->cfg->config_path, err, sizeof(err)) ||
+	    config__check(&fresh, err, sizeof(err))) {
+		pr_warn("reload refused: %s; the running configuration stays", err);
+		config__free(&fresh);
+		return;
+	}
+	if (policy_host__load(&ph, fresh.policy, fresh.policy_dir ? fresh.policy_dir : a->cfg->policy_dir,
+			      fresh.params, fresh.nr_params)) {
+		pr_warn("reload refused: policy %s does not load; the running configuration stays",
+			fresh.policy);
+		config__free(&fresh);
+		return;
+	}
+	policy_host__unload(&a->policy);
+	a->policy = ph;
+	a->m.opts = fresh.mover;
+	config__free(&current);
+	current = fresh;
+	a->cfg->policy = current.policy;
+	if (current.policy_dir)
+		a->cfg->policy_dir = current.policy_dir;
+	a->cfg->nr_params = 0;
+	for (int i = 0; i < current.nr_params && i < MAX_PARAMS; i++)
+		a->cfg->params[a->cfg->nr_params++] = current.params[i];
+	pr_info("reloaded: policy %s, %.0f MiB/s, watermarks %.1f%%/%.1f%%, ping-pong %u epochs",
+		a->policy.ops->name, a->m.opts.rate_mbps, a->m.opts.low_wmark_pct,
+		a->m.opts.high_wmark_pct, a->m.opts.pingpong_epochs);
+}
+
 static char *reply_json(struct json_object *o)
 {
 	char *out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
@@ -933,7 +982,7 @@ int main(int argc, char **argv)
 		wait_until(sfd, &a, end && end < next ? end : next);
 		if (reload_requested) {
 			reload_requested = 0;
-			reload_policy(&a);
+			reload(&a);
 			continue;
 		}
 		if (stop_requested || (end && now_sec() >= end))

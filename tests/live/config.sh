@@ -40,6 +40,23 @@ for _ in $(seq 100); do [ -S "$work/run/cxltier.sock" ] && break; sleep 0.05; do
 jq -e --argjson p "$sleeper" '.targets[0].pid == $p and .agent.rate_mbps == 64 and .agent.epoch_ms == 200
 	and .policy.name == "hotcold" and .policy.params.promote_heat == "3"' "$work/st.json" > /dev/null ||
 	fail "settings not applied: $(jq -c '[.agent.rate_mbps, .agent.epoch_ms, .policy]' "$work/st.json")"
+# SIGHUP re-reads the file: a good change applies (heat history kept), a bad one is refused.
+pages=$(jq '.agent.tracked_pages' "$work/st.json")
+sed -i 's/rate_mbps = 64/rate_mbps = 32/; s/promote_heat = 3/promote_heat = 5/' "$work/good.conf"
+kill -HUP "$agent"
+for _ in $(seq 100); do grep -q 'reloaded: policy hotcold, 32 MiB/s' "$work/agent.log" && break; sleep 0.05; done
+"$BUILD/cxltierctl" --run-dir "$work/run" status --json > "$work/st.json"
+jq -e '.agent.rate_mbps == 32 and .policy.params.promote_heat == "5"' "$work/st.json" > /dev/null ||
+	fail "reload did not apply: $(jq -c '[.agent.rate_mbps, .policy.params]' "$work/st.json")"
+[ "$(jq '.agent.tracked_pages' "$work/st.json")" -ge "$pages" ] || fail "reload lost the tracked pages"
+sed -i 's/rate_mbps = 32/rate_mbps = fast/' "$work/good.conf"
+kill -HUP "$agent"
+for _ in $(seq 100); do grep -q 'reload refused' "$work/agent.log" && break; sleep 0.05; done
+grep -q "reload refused: .*good.conf:.*rate_mbps = fast.*; the running configuration stays" "$work/agent.log" ||
+	fail "bad reload not refused clearly"
+"$BUILD/cxltierctl" --run-dir "$work/run" status --json | jq -e '.agent.rate_mbps == 32' > /dev/null ||
+	fail "a refused reload changed the running settings"
+sed -i 's/rate_mbps = fast/rate_mbps = 32/' "$work/good.conf"
 kill -TERM "$agent"
 wait "$agent" || fail "cxltierd exited $?"
 agent=""

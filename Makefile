@@ -121,7 +121,7 @@ bench: all $(BUILD)/bench_controller $(BUILD)/bench_mover
 DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
 	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev libinih-dev \
 	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils gzip \
-	procps util-linux jq bc gnuplot-nox
+	procps util-linux jq bc gnuplot-nox groff-base man-db systemd
 
 deps:
 	apt-get update
@@ -176,11 +176,12 @@ install: all
 
 # make deb: build/cxltier_VERSION_ARCH.deb with dpkg-buildpackage (debhelper;
 # `apt-get install debhelper dpkg-dev` besides the build packages).  The
-# package builds in debian/build, so this tree's build/ is left as it is.
+# package builds in debian/build (removed again afterwards), so this tree's
+# build/ is left as it is.
 deb:
 	$(Q)command -v dpkg-buildpackage > /dev/null && command -v dh > /dev/null || \
 		{ echo "make deb needs dpkg-dev and debhelper: apt-get install dpkg-dev debhelper" >&2; exit 1; }
-	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD dpkg-buildpackage -us -uc -b
+	env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u BUILD dpkg-buildpackage -us -uc -b --post-clean
 	$(Q)mkdir -p $(BUILD)
 	$(Q)v=$$(dpkg-parsechangelog -S Version) && a=$$(dpkg --print-architecture) && \
 		for f in ../cxltier_$${v}_$$a.deb ../cxltier-dbgsym_$${v}_$$a.deb \

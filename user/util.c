@@ -17,11 +17,18 @@ int log_verbosity = LOG_INFO;
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	static const char *const prefix[] = { "error: ", "warning: ", "", "debug: " };
+	/* Under systemd, stderr goes to the journal: a <N> prefix sets the priority. */
+	static const char *const journal[] = { "<3>", "<4>", "<6>", "<7>" };
+	static int to_journal = -1;
 	va_list ap;
 
 	if ((int)level > log_verbosity)
 		return;
+	if (to_journal < 0)
+		to_journal = getenv("JOURNAL_STREAM") != NULL;
 	va_start(ap, fmt);
+	if (to_journal)
+		fputs(journal[level], stderr);
 	fputs(prefix[level], stderr);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);

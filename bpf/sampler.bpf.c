@@ -17,11 +17,13 @@
  *    for recording, when userspace sets `record`.
  *
  * Sources:
- *  - cxlt_fault_btf / cxlt_fault_raw: exceptions:page_fault_user.  A plain fault
- *    is a first touch; a fault with the protection bit set on a present page
- *    is a NUMA hint fault (or a COW write fault), which repeats for as long
- *    as the kernel's scanner runs: both are counted as samples, the second
- *    also as a hint.  tp_btf is the cheapest hook (measured 0.4 us/fault);
+ *  - cxlt_fault_btf / cxlt_fault_raw: exceptions:page_fault_user.  Every fault
+ *    of a target is a sample: first touches, and the NUMA hint faults that
+ *    repeat for as long as the kernel's scanner runs.  On x86 a NUMA hint
+ *    PTE is PROT_NONE, which clears the present bit, so a hint fault carries
+ *    the same error code as a first touch: the two cannot be told apart
+ *    here (measured on 6.1: with only hint faults, prot_faults stayed 0).
+ *    Faults with the protection bit (write-protect, COW) are counted apart.  tp_btf is the cheapest hook (measured 0.4 us/fault);
  *    raw_tp is the fallback where tp_btf cannot load.
  *  - cxlt_pmu_sample: perf_event program for hardware memory samples (PEBS, IBS)
  *    or the software page-fault event, reading the sampled data address.

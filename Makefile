@@ -95,9 +95,20 @@ $(BUILD)/bench_controller: tests/bench/bench_controller.c $(BUILD)/libcxlt.a $(B
 
 tests: $(UNIT_TESTS) $(LIVE_TESTS) $(TEST_POLICIES)
 
-# Unit tests run anywhere; live tests load BPF into this kernel (root).
+# Unit tests run anywhere; live tests load BPF into this kernel (root).  Then
+# the unit and live tests again, built by clang with AddressSanitizer and
+# UndefinedBehaviorSanitizer (the emulated machine runs the plain build).
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
 test: all tests
 	$(Q)BUILD=$(BUILD) tests/run
+	$(Q)$(MAKE) --no-print-directory sanitize
+
+sanitize:
+	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/san CC=clang CFLAGS="$(SAN_FLAGS)" all tests
+	$(Q)echo "== the same unit and live tests, ASan + UBSan build =="
+	$(Q)BUILD=$(BUILD)/san CXLT_TEST_SETS="unit cli live" \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run
 
 # The main job on a machine without CXL: the emulated CXL machine, live.
 demo: all
@@ -130,7 +141,7 @@ deps:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test bench demo deps clean
+.PHONY: all tests test sanitize bench demo deps clean
 
 # ---- install and Debian package ------------------------------------------
 # make install [DESTDIR=/staging] [PREFIX=/usr]: the FHS layout.  Policies go

@@ -453,7 +453,7 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 			*FIELD(c, k, double) = 0;
 			return 0;
 		}
-		/* fall through */
+		__attribute__((fallthrough));	/* any other duration is a number */
 	case K_DOUBLE:
 		if ((ret = parse_double(value, k->min, k->max, &d)))
 			goto bad;

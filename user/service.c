@@ -60,6 +60,7 @@ static int caps_get(struct __user_cap_data_struct d[2])
 {
 	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
 
+	memset(d, 0, 2 * sizeof(*d));
 	return syscall(SYS_capget, &h, d) ? -errno : 0;
 }
 

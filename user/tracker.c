@@ -370,7 +370,8 @@ static int scan_mark(struct target *t, uint64_t addr, int node)
 static int scan_range_pagemap_scan(int fd, struct target *t, uint64_t start,
 				   uint64_t end, long psz)
 {
-	struct pm_scan_region regions[512];
+	/* Zeroed: tools like valgrind do not know what PAGEMAP_SCAN writes. */
+	struct pm_scan_region regions[512] = { 0 };
 	struct pm_scan_arg arg = {
 		.size = sizeof(arg),
 		.start = start,

@@ -132,7 +132,7 @@ bench: all $(BUILD)/bench_controller $(BUILD)/bench_mover
 DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
 	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev libinih-dev \
 	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils gzip \
-	procps util-linux jq bc gnuplot-nox groff-base man-db systemd
+	procps util-linux jq bc gnuplot-nox groff-base man-db systemd valgrind libclang-rt-14-dev
 
 deps:
 	apt-get update

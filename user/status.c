@@ -108,9 +108,18 @@ struct json_object *status__json(const struct agent_state *st)
 	ADD(sampler, "entries_drained", U64(st->s->drained));
 	if (!strcmp(st->s->source, "pmu"))
 		ADD(sampler, "pmu_period", U64(st->s->pmu_period));
-	if (!sampler__read_stats(st->s->stats_fd, stats))
+	if (!sampler__read_stats(st->s->stats_fd, stats)) {
 		for (int i = 0; i < CXLT_NR_STATS; i++)
 			ADD(sampler, cxlt_stat_names[i], U64(stats[i]));
+		/*
+		 * Entries the LRU heat map evicted before a drain: inserted but
+		 * never drained (racy by the entries still in the map: at most
+		 * one epoch's worth).
+		 */
+		ADD(sampler, "evicted_estimate",
+		    U64(stats[CXLT_STAT_NEW_PAGES] > st->s->drained ?
+			stats[CXLT_STAT_NEW_PAGES] - st->s->drained : 0));
+	}
 	ADD(root, "sampler", sampler);
 
 	params = json_object_new_object();

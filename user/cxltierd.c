@@ -57,6 +57,7 @@ struct config {
 	double decay;
 	uint32_t scan_epochs;
 	uint32_t heat_entries;
+	uint32_t ring_kb;
 	uint32_t hint_period_ms;
 	struct mover_opts mover;
 	bool observe;
@@ -115,6 +116,7 @@ static const char usage_text[] =
 "      --observe            sample and report, never move a page\n"
 "      --record FILE        also write every raw sample to FILE, a trace for\n"
 "                           cxltier-replay (ring-buffer drops are counted)\n"
+"      --ring-kb KIB        the recording ring buffer, a power of 2 (default 4096)\n"
 "\n"
 "Configuration:\n"
 "      --config FILE        read settings from an INI file first (flags win);\n"
@@ -156,7 +158,7 @@ enum {
 	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,
 	OPT_HIGH, OPT_PINGPONG, OPT_OBSERVE, OPT_PIN_DIR, OPT_RUN_DIR, OPT_KEEP_PINS,
 	OPT_HINT_PERIOD, OPT_RECORD, OPT_TAKE_OVER, OPT_METRICS_PORT, OPT_METRICS_ADDR,
-	OPT_CONFIG, OPT_CHECK_CONFIG,
+	OPT_CONFIG, OPT_CHECK_CONFIG, OPT_RING_KB,
 };
 
 static void parse_args(int argc, char **argv, struct config *c)
@@ -194,6 +196,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 		{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
+		{ "ring-kb", required_argument, NULL, OPT_RING_KB },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -298,6 +301,11 @@ static void parse_args(int argc, char **argv, struct config *c)
 		case OPT_METRICS_ADDR: c->metrics_addr = optarg; break;
 		case OPT_CONFIG: break;	/* read before the flags: see load_config_file() */
 		case OPT_CHECK_CONFIG: c->check_config = true; break;
+		case OPT_RING_KB:
+			if (parse_int(optarg, 4, 1 << 20, &v) || (v & (v - 1)))
+				usage_error("--ring-kb '%s': expected a power of 2 from 4 to 1048576", optarg);
+			c->ring_kb = v;
+			break;
 		case 'v': log_verbosity++; break;
 		case 'q': log_verbosity = LOG_WARN; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
@@ -915,6 +923,7 @@ int main(int argc, char **argv)
 		cfg.heat_entries = ram / 16 < 16384 ? 16384 : ram / 16 > 262144 ? 262144 : ram / 16;
 	}
 	so.heat_entries = cfg.heat_entries;
+	so.ring_bytes = cfg.ring_kb * 1024;
 	so.allow_hint = ksettings__hint_capable(cfg.sysfs_root);
 	if (cfg.record) {
 		if ((err = recorder__open(&rec, cfg.record, &a.topo)))

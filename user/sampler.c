@@ -316,6 +316,8 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *o, bool u
 	if (!s->skel)
 		return -errno;
 	s->skel->rodata->record = o->record;
+	if (o->ring_bytes)
+		bpf_map__set_max_entries(s->skel->maps.cxlt_samples, o->ring_bytes);
 	bpf_map__set_max_entries(s->skel->maps.cxlt_heat,
 				 o->heat_entries ? o->heat_entries : CXLT_HEAT_ENTRIES);
 	bpf_program__set_autoload(s->skel->progs.cxlt_fault_btf, use_btf);

@@ -25,6 +25,7 @@ struct sampler_opts {
 	const char *pin_dir;
 	const char *sysfs_root;	/* for PMU discovery */
 	uint32_t heat_entries;
+	uint32_t ring_bytes;	/* recording ring buffer: a power of 2, >= the page size; 0 = 4 MiB */
 	uint64_t pmu_period;	/* first period; 0 = PMU_PERIOD_START, then it adapts */
 	struct pmu_opts pmu;	/* load-latency threshold, stores, AMD filter */
 	double pmu_cpu_share;	/* of one core; 0 = PMU_CPU_SHARE_DEFAULT */

@@ -39,4 +39,25 @@ tgids=$(awk -F, 'NR > 1 { print $2 }' "$work/rec.csv" | sort -u | wc -l)
 [ "$tgids" -eq 1 ] || fail "samples of $tgids processes recorded, expected only the target's"
 "$BUILD/cxltier-replay" "$work/rec.trace" hotcold > "$work/replay.out" || fail "replay of the recording failed"
 grep -q '^hotcold ' "$work/replay.out" || fail "replay printed no result"
-echo "record: ok ($mine samples)"
+# A ring buffer far too small for a burst of faults: drops happen, are
+# counted and reported, and what was written plus what was dropped is what
+# the samplers kept.
+mkfifo "$work/go2"
+sh -c 'read x < "$1"; exec "$2" --size 256M --duration 0' sh "$work/go2" "$BUILD/tierbench" > /dev/null &
+bench=$!
+"$BUILD/cxltierd" --pid "$bench" --record "$work/small.trace" --ring-kb 16 --epoch-ms 500 \
+	--run-dir "$work/run" > "$work/agent.log" 2>&1 &
+agent=$!
+for _ in $(seq 50); do grep -q 'target pid' "$work/agent.log" && break; sleep 0.1; done
+echo go > "$work/go2"
+wait "$bench"
+bench=""
+wait "$agent" || fail "cxltierd exited $?"
+agent=""
+line=$(grep -E "recorded [0-9]+ samples" "$work/agent.log") || fail "no recording summary"
+written=$(sed -n 's/.*recorded \([0-9]*\) samples.*/\1/p' <<< "$line")
+dropped=$(sed -n 's/.*; \([0-9]*\) dropped.*/\1/p' <<< "$line")
+echo "small ring: $written written, $dropped dropped"
+[ "$dropped" -gt 0 ] || fail "a 16 KiB ring dropped nothing: $line"
+[ "$((written + dropped))" -ge 65536 ] || fail "written + dropped = $((written + dropped)) < the 65536 pages touched"
+echo "record: ok ($mine samples; small ring: $written written, $dropped dropped and counted)"

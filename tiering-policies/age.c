@@ -211,7 +211,9 @@ static int age_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 			    p->since_move < a->settle_epochs)
 				continue;
 			if (roles[p->node] == CXLT_NODE_FAST) {
-				bool idle = p->idle_epochs > a->idle_demote;
+				/* Idle time means something only when the source sees repeated use. */
+				bool idle = (v->source_flags & CXLT_SOURCE_REPEATS) &&
+					    p->idle_epochs > a->idle_demote;
 
 				if (!idle && !goal)
 					continue;

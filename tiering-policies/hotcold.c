@@ -199,7 +199,8 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 		return err;
 
 	/* Demotions: to make room when short, else the pages idle for long. */
-	if (v->demote_goal_pages || hc->demote_idle) {
+	/* Idle time means something only when the source sees repeated use. */
+	if (v->demote_goal_pages || (hc->demote_idle && (v->source_flags & CXLT_SOURCE_REPEATS))) {
 		n = collect(hc, v, CXLT_NODE_FAST, 1,
 			    v->demote_goal_pages ? 0 : hc->demote_idle, 0);
 		want = v->demote_goal_pages ? v->demote_goal_pages : n;

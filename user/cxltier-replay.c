@@ -297,6 +297,7 @@ struct run_in {
 	struct result *oracle;		/* filled when not NULL */
 	uint64_t t_first, t_last;	/* samples may be a little out of order across CPUs */
 	uint64_t vpage_min, vpage_max;
+	uint32_t source_flags;		/* CXLT_SOURCE_REPEATS unless only page faults were recorded */
 	uint64_t *heat_bins;		/* pages x time access counts, when plotting */
 	uint32_t heat_w, heat_h;
 };
@@ -335,7 +336,8 @@ static int run_policy(const struct run_in *in, struct result *res)
 	mo.high_wmark_pct = o->high_pct;
 	mover__init(&md.m, &mo, trace->hdr.page_size);
 	md.eng = (struct engine){ .topo = &md.topo, .tr = &md.tr, .m = &md.m,
-				  .policy = in->policy, .epoch_ms = o->epoch_ms, .quiet = true };
+				  .policy = in->policy, .epoch_ms = o->epoch_ms, .quiet = true,
+				  .source_flags = in->source_flags };
 	cur = &md;
 	cxlt_move_pages = model_move_pages;
 	cxlt_touch_pages = model_touch_pages;
@@ -947,6 +949,8 @@ int main(int argc, char **argv)
 	in = (struct run_in){ .trace = &t, .o = &o, .fast_cap = fast_cap, .slow_cap = slow_cap,
 			      .t_first = UINT64_MAX, .vpage_min = UINT64_MAX };
 	for (uint64_t i = 0; i < t.nr_samples; i++) {
+		if (t.samples[i].source != CXLT_SRC_FAULT)
+			in.source_flags |= CXLT_SOURCE_REPEATS;
 		if (t.samples[i].vpage < in.vpage_min)
 			in.vpage_min = t.samples[i].vpage;
 		if (t.samples[i].vpage > in.vpage_max)

@@ -966,6 +966,9 @@ int main(int argc, char **argv)
 
 	a.eng = (struct engine){ .topo = &a.topo, .tr = &a.tr, .m = &a.m,
 				 .policy = &a.policy, .epoch_ms = cfg.epoch_ms };
+	/* Page faults alone see first touches only; PMU samples and hint faults repeat. */
+	if (!strcmp(a.s.source, "pmu") || !strcmp(a.s.source, "hint"))
+		a.eng.source_flags |= CXLT_SOURCE_REPEATS;
 	a.st.run_dir = cfg.run_dir;
 	a.st.topo = &a.topo;
 	a.st.tr = &a.tr;

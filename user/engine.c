@@ -44,6 +44,7 @@ static void build_view(struct engine *e, struct cxlt_view *v, const struct wmark
 	v->demote_goal_pages = w->demote_goal;
 	v->heat_decay = e->tr->decay;
 	v->pingpong_epochs = e->m->opts.pingpong_epochs;
+	v->source_flags = e->source_flags;
 }
 
 static int grow(void **p, uint32_t *cap, uint64_t want, size_t elem)

@@ -22,6 +22,7 @@ struct engine {
 	struct policy_host *policy;
 	uint32_t epoch_ms;
 	bool quiet;		/* replay: no per-epoch log lines */
+	uint32_t source_flags;	/* CXLT_SOURCE_*, for the view */
 	uint64_t last_plan;	/* moves the policy planned */
 	double last_decide_ms;	/* time the policy's decide() took */
 	/* scratch, grown on demand */

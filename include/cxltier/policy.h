@@ -103,7 +103,17 @@ struct cxlt_view {
 	/* The host's settings a policy should agree with. */
 	float heat_decay;		/* heat = heat * heat_decay + samples */
 	uint32_t pingpong_epochs;	/* the mover refuses pages with since_move below this */
+	/*
+	 * CXLT_SOURCE_REPEATS: the sampler reports a page each time it is used
+	 * (PMU samples, NUMA hint faults).  Without it (page faults alone: first
+	 * touch only) a page's idle time says nothing about its use, and a
+	 * policy must not demote a page only because it looks idle.
+	 */
+	uint32_t source_flags;
+	uint32_t reserved2;
 };
+
+#define CXLT_SOURCE_REPEATS 0x1
 
 struct cxlt_move {
 	uint32_t target;	/* index into view->targets */

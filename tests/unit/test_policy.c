@@ -254,7 +254,8 @@ static void scene_init(struct scene *s, uint32_t cap)
 				      .epoch_ms = 1000, .nr_nodes = 2, .nodes = s->nodes,
 				      .nr_targets = 1, .targets = &s->target,
 				      .budget_pages = cap, .fast_free_pages = 5000,
-				      .fast_low_pages = 200, .fast_high_pages = 500 };
+				      .fast_low_pages = 200, .fast_high_pages = 500,
+				      .source_flags = CXLT_SOURCE_REPEATS };
 	s->plan = (struct cxlt_plan){ .moves = s->moves, .cap = cap };
 }
 
@@ -399,6 +400,15 @@ static void hotcold_demotes_pages_idle_for_demote_idle(void **state)
 	s.plan.nr = 0;
 	assert_int_equal(decide(&s), 0);
 	assert_int_equal(moves_to(&s, 1, got), 0);
+	policy_host__unload(&hc);
+
+	/* A source that sees first touches only: no demotion on idleness alone. */
+	load_hotcold(kv, 1);
+	s.view.source_flags = 0;
+	s.plan.nr = 0;
+	assert_int_equal(decide(&s), 0);
+	assert_int_equal(moves_to(&s, 1, got), 0);
+	s.view.source_flags = CXLT_SOURCE_REPEATS;
 	policy_host__unload(&hc);
 }
 

@@ -86,7 +86,8 @@ static void scene_init(struct scene *s, uint32_t cap)
 				      .epoch_ms = 1000, .nr_nodes = 2, .nodes = s->nodes,
 				      .nr_targets = 1, .targets = &s->target,
 				      .budget_pages = cap, .fast_free_pages = 5000,
-				      .fast_low_pages = 200, .fast_high_pages = 500 };
+				      .fast_low_pages = 200, .fast_high_pages = 500,
+				      .source_flags = CXLT_SOURCE_REPEATS };
 	s->plan = (struct cxlt_plan){ .moves = s->moves, .cap = cap };
 }
 
@@ -712,6 +713,11 @@ static void age_demotes_only_pages_idle_past_idle_demote(void **state)
 	assert_int_equal(decide(&s), 0);
 	assert_int_equal(moves_to(&s, 1, got), 1);
 	assert_int_equal(got[0], i40);
+
+	/* A source that sees first touches only: idleness proves nothing, nothing moves. */
+	s.view.source_flags = 0;
+	assert_int_equal(decide(&s), 0);
+	assert_int_equal(s.plan.nr, 0);
 	policy_host__unload(&host);
 }
 

@@ -125,6 +125,8 @@ bench: all $(BUILD)/bench_controller $(BUILD)/bench_mover
 	$(Q)BUILD=$(BUILD) tests/bench/overhead.sh
 	$(Q)echo "== policies in replay, against the oracle =="
 	$(Q)BUILD=$(BUILD) tests/bench/replay.sh
+	$(Q)echo "== sampling overhead (emulated CXL machine) =="
+	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/overhead.sh'
 	$(Q)echo "== mover throughput (emulated CXL machine) =="
 	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/bench.sh --add $(BUILD)/bench_mover'
 

@@ -118,6 +118,12 @@ $(BUILD)/bench_mover: tests/bench/bench_mover.c $(BUILD)/libcxlt.a
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
 
+# libFuzzer targets (clang): a short run of each is part of make test; this is the long one.
+FUZZ_SECONDS ?= 600
+fuzz: all
+	$(Q)BUILD=$(BUILD) tests/fuzz/build.sh
+	$(Q)BUILD=$(BUILD) tests/fuzz/run.sh $(FUZZ_SECONDS)
+
 bench: all $(BUILD)/bench_controller $(BUILD)/bench_mover
 	$(Q)echo "== controller cost (this machine) =="
 	$(Q)$(BUILD)/bench_controller
@@ -143,7 +149,7 @@ deps:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test sanitize bench demo deps clean
+.PHONY: all tests test sanitize fuzz bench demo deps clean
 
 # ---- install and Debian package ------------------------------------------
 # make install [DESTDIR=/staging] [PREFIX=/usr]: the FHS layout.  Policies go

@@ -21,6 +21,7 @@
  * the hotset policy for the goal-based alternative.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,21 +48,26 @@ static int hotcold_init(void **state, const struct cxlt_param *params,
 	if (!hc)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < nr; i++) {
+		const char *v = params[i].value;
 		char *end;
 
+		/* Digits only, no sign or blank; finite; no overflow. */
+		errno = 0;
 		if (!strcmp(params[i].key, "promote_heat")) {
-			hc->promote_heat = strtod(params[i].value, &end);
-			if (*end || end == params[i].value || hc->promote_heat <= 0)
+			hc->promote_heat = strtod(v, &end);
+			if (*end || end == v || errno || !isfinite(hc->promote_heat) ||
+			    hc->promote_heat <= 0 || (*v < '0' || *v > '9'))
 				goto bad;
 		} else if (!strcmp(params[i].key, "demote_idle")) {
-			hc->demote_idle = strtoul(params[i].value, &end, 10);
-			if (*end || end == params[i].value || params[i].value[0] == '-')
+			hc->demote_idle = strtoul(v, &end, 10);
+			if (*end || end == v || errno || *v < '0' || *v > '9' || hc->demote_idle > 65535)
 				goto bad;
 		}
 		continue;
 bad:
-		snprintf(err, errlen, "%s=%s: expected a positive number", params[i].key,
-			 params[i].value);
+		snprintf(err, errlen, "%s=%s: expected %s", params[i].key, v,
+			 !strcmp(params[i].key, "demote_idle") ? "whole epochs, 0 to 65535" :
+			 "a positive number");
 		free(hc);
 		return -EINVAL;
 	}

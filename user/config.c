@@ -32,6 +32,7 @@
  * be swapped between the check and the read; the directories are checked by
  * path, which is racy only for someone who could already write to them.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -382,6 +383,10 @@ static int set_param(struct agent_config *c, const char *key, const char *value,
 
 	if (!*key || !*value) {
 		say(err, errlen, "expected a value for the policy parameter (key = value)");
+		return -EINVAL;
+	}
+	if (key[strspn(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")]) {
+		say(err, errlen, "policy parameter '%s': a key is letters, digits, '_', '.' and '-'", key);
 		return -EINVAL;
 	}
 	if (asprintf(&kv, "%s=%s", key, value) < 0)
@@ -1000,7 +1005,10 @@ static const char *unwritable(const char *key, const char *value)
 		return "empty";
 	if (strpbrk(value, "\n\r"))
 		return "holds a line break";
-	if (value[0] == ' ' || value[0] == '\t' || value[len - 1] == ' ' || value[len - 1] == '\t')
+	for (const char *p = value; *p; p++)
+		if ((unsigned char)*p < 0x20 && *p != '\t')
+			return "holds a control character";
+	if (isspace((unsigned char)value[0]) || isspace((unsigned char)value[len - 1]))
 		return "starts or ends with a blank";
 	if (value[0] == ';' || strstr(value, " ;") || strstr(value, "\t;"))
 		return "holds ';' after a blank, which starts a comment";
@@ -1014,7 +1022,11 @@ static void put(FILE *f, const char *key, const char *value, int *bad)
 	const char *why = unwritable(key, value);
 
 	if (why) {
-		fprintf(f, "; %s cannot be written (%s): %s\n", key, why, value);
+		/* A value with a line break or control character must not reach the file. */
+		bool printable = !strpbrk(value, "\n\r") && !strstr(why, "control");
+
+		fprintf(f, "; %s cannot be written (%s)%s%s\n", key, why, printable ? ": " : "",
+			printable ? value : "");
 		*bad = 1;
 		return;
 	}

@@ -88,6 +88,7 @@ int trace__parse(struct trace *t, const void *buf, size_t len, char *msg, size_t
 		return -EPROTO;
 	}
 	if (t->hdr.header_size < sizeof(*h) || t->hdr.header_size > len ||
+	    t->hdr.header_size % _Alignof(struct cxlt_sample) ||
 	    t->hdr.sample_size != sizeof(struct cxlt_sample) ||
 	    t->hdr.nr_nodes > TRACE_MAX_NODES) {
 		snprintf(msg, msglen, "corrupt header (header %u bytes, sample %u bytes, %u nodes)",

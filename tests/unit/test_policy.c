@@ -130,6 +130,16 @@ static void bad_parameters_are_refused(void **state)
 	assert_int_equal(policy_host__load(&h, "hotcold", policies, notnum, 1), -EINVAL);
 	assert_null(h.dl);
 	assert_int_equal(policy_host__load(&h, "hotcold", policies, negative, 1), -EINVAL);
+	/* Found by reading what the fuzzer reached: each of these used to load. */
+	{
+		static char *const loose[] = { "promote_heat=nan", "promote_heat=inf", "promote_heat=1e400",
+					       "promote_heat= 2", "demote_idle= -1",
+					       "demote_idle=99999999999999999999999", "demote_idle=70000" };
+
+		for (size_t i = 0; i < sizeof(loose) / sizeof(loose[0]); i++)
+			if (policy_host__load(&h, "hotcold", policies, &loose[i], 1) != -EINVAL)
+				fail_msg("hotcold accepted %s", loose[i]);
+	}
 }
 
 static void missing_policy_is_enoent(void **state)

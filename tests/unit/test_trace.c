@@ -137,6 +137,10 @@ static void damaged_traces_are_refused_with_a_reason(void **state)
 	h->page_size = 1000;
 	expect_refusal(buf, len, -EINVAL, "page size 1000");
 	h->page_size = 4096;
+	/* Found by the fuzzer: a header size that misaligns the samples. */
+	h->header_size = sizeof(*h) + 1;
+	expect_refusal(buf, len, -EINVAL, "corrupt header");
+	h->header_size = sizeof(*h);
 	/* Undamaged again: accepted. */
 	expect_refusal(buf, len, 0, "");
 	free(buf);

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets into $BUILD/fuzz/ (default build/fuzz/) with
+# clang, ASan and UBSan, plus ASan/UBSan copies of the shipped policies in
+# $BUILD/fuzz/policies/ for fuzz_policy_params.  Each target links only the
+# user/ sources it needs.  Run from anywhere; `make` must have run first
+# (the user/ headers include generated files from build/).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+CLANG=${CLANG:-clang}
+OUT=$BUILD/fuzz
+V=${V:-0}
+
+FLAGS=(-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
+       -fno-sanitize-recover=undefined -D_GNU_SOURCE -std=gnu11
+       -Wall -Wextra -Werror -Iinclude -Ibpf -Iuser -I"$BUILD")
+# The policies are loaded with dlopen: sanitized, but without libFuzzer's
+# coverage counters, which would dangle after each dlclose.
+POLICY_FLAGS=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
+	      -fno-sanitize-recover=undefined -std=gnu11 -Wall -Wextra -Werror
+	      -Iinclude -shared -fPIC)
+
+if [ ! -e "$BUILD/sampler.skel.h" ]; then
+	echo "tests/fuzz/build.sh: $BUILD/ is not built yet: run make first" >&2
+	exit 1
+fi
+mkdir -p "$OUT/policies"
+
+run() {
+	[ "$V" = 1 ] && echo "$*"
+	"$@"
+}
+
+target() {
+	local name=$1
+	shift
+	printf '  %-8s %s\n' FUZZ "$OUT/$name"
+	run "$CLANG" "${FLAGS[@]}" "tests/fuzz/$name.c" "$@" -o "$OUT/$name"
+}
+
+target fuzz_config user/config.c user/util.c -linih -lm
+target fuzz_trace user/trace.c user/util.c -lm
+target fuzz_control user/control.c user/util.c -ljson-c -lm
+target fuzz_policy_params user/policy_host.c user/util.c -ldl -lm
+
+for src in tiering-policies/*.c; do
+	so=$OUT/policies/$(basename "$src" .c).so
+	printf '  %-8s %s\n' POLICY "$so"
+	run "$CLANG" "${POLICY_FLAGS[@]}" -o "$so" "$src" -lm
+	chmod 0644 "$so"	# policy_host refuses group/other-writable files
+done

@@ -45,6 +45,11 @@ agent=""
 out=$("$BUILD/cxltierd" --pid 2 --duration 1 --run-dir "$work/run2" 2>&1) && fail "a kernel thread was accepted as a target"
 grep -q "a kernel thread has no user memory to tier" <<< "$out" || fail "kthread: $out"
 
+# The agent never adopts itself, even when its own name matches.
+"$BUILD/cxltierd" --comm cxltierd --duration 0.6 --epoch-ms 100 --run-dir "$work/run3" > "$work/self.log" 2>&1 ||
+	fail "cxltierd --comm cxltierd failed: $(cat "$work/self.log")"
+grep -q "added: command name cxltierd" "$work/self.log" && fail "the agent adopted itself as a target"
+
 # A hostile trace: a header claiming more nodes than the file holds.
 "$BUILD/cxltier-replay" --synth hotset --pages 64 --samples 100 --epochs 1 -O "$work/t.trace" 2>/dev/null
 printf '\xff\xff\xff\x7f' | dd of="$work/t.trace" bs=1 seek=20 conv=notrunc 2>/dev/null

@@ -73,7 +73,7 @@ $(BUILD)/tierbench: tools/tierbench.c $(BUILD)/obj/pfn_nodes.o $(BUILD)/obj/util
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -Iuser -pthread -o $@ $^ -lnuma -lm
 
-$(BUILD)/policies/%.so: tiering-policies/%.c include/cxltier/policy.h | $(BUILD)/policies
+$(BUILD)/policies/%.so: tiering-policies/%.c include/cxltier/policy.h include/cxltier/policy-helpers.h | $(BUILD)/policies
 	$(call msg,POLICY,$@)
 	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -shared -fPIC -o $@ $< -lm
 
@@ -179,6 +179,7 @@ install: all
 	$(Q)$(INSTALL) -m 0644 $(patsubst %,$(BUILD)/policies/%.so,$(POLICIES)) \
 		$(DESTDIR)$(LIBDIR)/cxltier/policies/
 	$(Q)$(INSTALL) -D -m 0644 include/cxltier/policy.h $(DESTDIR)$(INCLUDEDIR)/cxltier/policy.h
+	$(Q)$(INSTALL) -D -m 0644 include/cxltier/policy-helpers.h $(DESTDIR)$(INCLUDEDIR)/cxltier/policy-helpers.h
 	$(Q)$(INSTALL) -D -m 0644 packaging/cxltierd.service $(DESTDIR)$(UNITDIR)/cxltierd.service
 	$(Q)$(INSTALL) -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/cxltier
 	$(Q)if [ -e $(DESTDIR)$(SYSCONFDIR)/cxltier/cxltier.conf ]; then \

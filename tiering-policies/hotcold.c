@@ -27,17 +27,13 @@
 #include <string.h>
 
 #include "cxltier/policy.h"
+#include "cxltier/policy-helpers.h"
 
 struct hotcold {
 	double promote_heat;
 	unsigned long demote_idle;
-	struct cand *cands;
+	struct cxlt_cand *cands;
 	uint64_t cap;
-};
-
-struct cand {
-	float key;	/* sort key: larger first */
-	uint32_t target, page;
 };
 
 static int hotcold_init(void **state, const struct cxlt_param *params,
@@ -83,92 +79,14 @@ static void hotcold_fini(void *state)
 	free(hc);
 }
 
-static int cmp_cand(const void *a, const void *b)
-{
-	float x = ((const struct cand *)a)->key, y = ((const struct cand *)b)->key;
-
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/*
- * Puts the k largest keys first, in order: quickselect, then a sort of
- * those k only, so the cost stays linear in the candidates when the budget
- * is small next to them.
- */
-static void top_k(struct cand *c, uint64_t n, uint64_t k)
-{
-	uint64_t lo = 0, hi = n;	/* the k-th largest lies in [lo, hi) */
-
-	while (k < n && hi - lo > 1) {
-		float pivot = c[lo + (hi - lo) / 2].key;
-		uint64_t lt = lo, i = lo, gt = hi;
-		struct cand t;
-
-		/* Three ways: [lo,lt) > pivot, [lt,gt) == pivot, [gt,hi) < pivot. */
-		while (i < gt) {
-			if (c[i].key > pivot) {
-				t = c[lt]; c[lt++] = c[i]; c[i++] = t;
-			} else if (c[i].key < pivot) {
-				t = c[--gt]; c[gt] = c[i]; c[i] = t;
-			} else {
-				i++;
-			}
-		}
-		if (k < lt)
-			hi = lt;
-		else if (k < gt)
-			break;
-		else
-			lo = gt;
-	}
-	qsort(c, k < n ? k : n, sizeof(*c), cmp_cand);
-}
-
-/* The node of the given role with the most free pages, or -1. */
-static int roomiest(const struct cxlt_view *v, int role)
-{
-	uint64_t best_free = 0;
-	int best = -1;
-
-	for (uint32_t i = 0; i < v->nr_nodes; i++)
-		if (v->nodes[i].role == role && (best < 0 || v->nodes[i].free_pages > best_free)) {
-			best = v->nodes[i].id;
-			best_free = v->nodes[i].free_pages;
-		}
-	return best;
-}
-
-/* Role of each node id (-1: not managed), so the page loop does no search. */
-static void role_table(const struct cxlt_view *v, int8_t roles[128])
-{
-	memset(roles, -1, 128);
-	for (uint32_t i = 0; i < v->nr_nodes; i++)
-		if (v->nodes[i].id >= 0 && v->nodes[i].id < 128)
-			roles[v->nodes[i].id] = (int8_t)v->nodes[i].role;
-}
-
-static int reserve(struct hotcold *hc, uint64_t n)
-{
-	struct cand *c;
-
-	if (n <= hc->cap)
-		return 0;
-	c = realloc(hc->cands, n * sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	hc->cands = c;
-	hc->cap = n;
-	return 0;
-}
-
 /* Collects pages of one role; cold=1 ranks coldest first, else hottest first. */
 static uint64_t collect(struct hotcold *hc, const struct cxlt_view *v, int role,
 			int cold, uint64_t idle_min, double heat_min)
 {
-	int8_t roles[128];
+	int8_t roles[CXLT_MAX_NODE_ID];
 	uint64_t n = 0;
 
-	role_table(v, roles);
+	cxlt_role_table(v, roles);
 	for (uint32_t t = 0; t < v->nr_targets; t++) {
 		const struct cxlt_page *pages = v->targets[t].pages;
 
@@ -193,7 +111,7 @@ static uint64_t collect(struct hotcold *hc, const struct cxlt_view *v, int role,
 static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)
 {
 	struct hotcold *hc = state;
-	int fast = roomiest(v, CXLT_NODE_FAST), slow = roomiest(v, CXLT_NODE_SLOW);
+	int fast = cxlt_roomiest_node(v, CXLT_NODE_FAST), slow = cxlt_roomiest_node(v, CXLT_NODE_SLOW);
 	uint64_t total = 0, n, want;
 	int err;
 
@@ -201,7 +119,7 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 		return 0;	/* nothing to move between */
 	for (uint32_t t = 0; t < v->nr_targets; t++)
 		total += v->targets[t].nr_pages;
-	if ((err = reserve(hc, total)))
+	if ((err = cxlt_cands_reserve(&hc->cands, &hc->cap, total)))
 		return err;
 
 	/* Demotions: to make room when short, else the pages idle for long. */
@@ -212,7 +130,7 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 		want = v->demote_goal_pages ? v->demote_goal_pages : n;
 		if (want > plan->cap - plan->nr)
 			want = plan->cap - plan->nr;
-		top_k(hc->cands, n, want);
+		cxlt_top_k(hc->cands, n, want);
 		for (uint64_t i = 0; i < n && i < want; i++)
 			if (cxlt_plan_add(plan, hc->cands[i].target, hc->cands[i].page, slow))
 				return 0;
@@ -220,7 +138,7 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 
 	/* Hottest first even when all fit: the mover may cut promotions short. */
 	n = collect(hc, v, CXLT_NODE_SLOW, 0, 0, hc->promote_heat);
-	top_k(hc->cands, n, n < plan->cap - plan->nr ? n : plan->cap - plan->nr);
+	cxlt_top_k(hc->cands, n, n < plan->cap - plan->nr ? n : plan->cap - plan->nr);
 	for (uint64_t i = 0; i < n; i++)
 		if (cxlt_plan_add(plan, hc->cands[i].target, hc->cands[i].page, fast))
 			break;

@@ -60,20 +60,16 @@
 #include <string.h>
 
 #include "cxltier/policy.h"
+#include "cxltier/policy-helpers.h"
 
 #define NR_BUCKETS 2048		/* (float bits >> 20) of a non-negative float */
 #define NOISE_Z2 9		/* beyond noise: 3 standard deviations, squared */
-
-struct cand {
-	float key;	/* sort key: larger first */
-	uint32_t target, page;
-};
 
 struct hotset {
 	double headroom;
 	double min_gain;
 	unsigned long settle_epochs;
-	struct cand *cands;	/* promotions from the front, demotions from the back */
+	struct cxlt_cand *cands;	/* promotions from the front, demotions from the back */
 	uint64_t cap;
 	uint64_t last_epoch;	/* of the last decide(), 0 before the first */
 	uint64_t hist[NR_BUCKETS];
@@ -166,85 +162,7 @@ static float bucket_floor(uint32_t b)
 	return f;
 }
 
-static int cmp_cand(const void *a, const void *b)
-{
-	float x = ((const struct cand *)a)->key, y = ((const struct cand *)b)->key;
-
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/*
- * Puts the k largest keys first, in order: quickselect, then a sort of
- * those k only, so the cost stays linear in the candidates when the budget
- * is small next to them.
- */
-static void top_k(struct cand *c, uint64_t n, uint64_t k)
-{
-	uint64_t lo = 0, hi = n;	/* the k-th largest lies in [lo, hi) */
-
-	while (k < n && hi - lo > 1) {
-		float pivot = c[lo + (hi - lo) / 2].key;
-		uint64_t lt = lo, i = lo, gt = hi;
-		struct cand t;
-
-		/* Three ways: [lo,lt) > pivot, [lt,gt) == pivot, [gt,hi) < pivot. */
-		while (i < gt) {
-			if (c[i].key > pivot) {
-				t = c[lt]; c[lt++] = c[i]; c[i++] = t;
-			} else if (c[i].key < pivot) {
-				t = c[--gt]; c[gt] = c[i]; c[i] = t;
-			} else {
-				i++;
-			}
-		}
-		if (k < lt)
-			hi = lt;
-		else if (k < gt)
-			break;
-		else
-			lo = gt;
-	}
-	qsort(c, k < n ? k : n, sizeof(*c), cmp_cand);
-}
-
-/* The node of the given role with the most free pages, or -1. */
-static int roomiest(const struct cxlt_view *v, int role)
-{
-	uint64_t best_free = 0;
-	int best = -1;
-
-	for (uint32_t i = 0; i < v->nr_nodes; i++)
-		if (v->nodes[i].role == role && (best < 0 || v->nodes[i].free_pages > best_free)) {
-			best = v->nodes[i].id;
-			best_free = v->nodes[i].free_pages;
-		}
-	return best;
-}
-
-/* Role of each node id (-1: not managed), so the page loop does no search. */
-static void role_table(const struct cxlt_view *v, int8_t roles[128])
-{
-	memset(roles, -1, 128);
-	for (uint32_t i = 0; i < v->nr_nodes; i++)
-		if (v->nodes[i].id >= 0 && v->nodes[i].id < 128)
-			roles[v->nodes[i].id] = (int8_t)v->nodes[i].role;
-}
-
-static int reserve(struct hotset *hs, uint64_t n)
-{
-	struct cand *c;
-
-	if (n <= hs->cap)
-		return 0;
-	c = realloc(hs->cands, n * sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	hs->cands = c;
-	hs->cap = n;
-	return 0;
-}
-
-static inline const struct cxlt_page *page_of(const struct cxlt_view *v, const struct cand *c)
+static inline const struct cxlt_page *page_of(const struct cxlt_view *v, const struct cxlt_cand *c)
 {
 	return &v->targets[c->target].pages[c->page];
 }
@@ -307,7 +225,7 @@ static inline float coldness(const struct cxlt_page *p, float score)
 static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)
 {
 	struct hotset *hs = state;
-	int fast = roomiest(v, CXLT_NODE_FAST), slow = roomiest(v, CXLT_NODE_SLOW);
+	int fast = cxlt_roomiest_node(v, CXLT_NODE_FAST), slow = cxlt_roomiest_node(v, CXLT_NODE_SLOW);
 	uint64_t total = 0, fast_total = 0, tracked_fast = 0, ns = 0, nf = 0, hot = 0;
 	uint64_t left = plan->cap > plan->nr ? plan->cap - plan->nr : 0;
 	uint64_t np = 0, nd = 0, goal = v->demote_goal_pages;
@@ -315,21 +233,21 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 	bool history = hs->last_epoch && v->epoch == hs->last_epoch + 1;
 	int64_t room, want;
 	uint32_t boundary = 0;
-	struct cand *demote;
-	int8_t roles[128];
+	struct cxlt_cand *demote;
+	int8_t roles[CXLT_MAX_NODE_ID];
 	float threshold;
 	int err = 0;
 
 	hs->last_epoch = v->epoch;
 	if (fast < 0 || slow < 0 || !left)
 		goto remember;	/* nothing to move between, or no budget */
-	role_table(v, roles);
+	cxlt_role_table(v, roles);
 	for (uint32_t i = 0; i < v->nr_nodes; i++)
 		if (v->nodes[i].role == CXLT_NODE_FAST)
 			fast_total += v->nodes[i].total_pages;
 	for (uint32_t t = 0; t < v->nr_targets; t++)
 		total += v->targets[t].nr_pages;
-	if ((err = reserve(hs, total)))
+	if ((err = cxlt_cands_reserve(&hs->cands, &hs->cap, total)))
 		goto remember;
 
 	/* Pass 1: the histogram of the sampled pages' scores; the fast pages. */
@@ -380,7 +298,7 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 
 			for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
 				const struct cxlt_page *p = &pages[i];
-				struct cand *c;
+				struct cxlt_cand *c;
 				float sc;
 
 				if (p->node < 0 || roles[p->node] < 0 ||
@@ -407,8 +325,8 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 			break;
 	}
 	demote -= nf;
-	top_k(hs->cands, ns, ns < left ? ns : left);
-	top_k(demote, nf, nf < left ? nf : left);
+	cxlt_top_k(hs->cands, ns, ns < left ? ns : left);
+	cxlt_top_k(demote, nf, nf < left ? nf : left);
 
 	/* The demotions fast memory needs whatever is promoted. */
 	nd = goal < nf ? goal : nf;

@@ -35,16 +35,12 @@
 #include <string.h>
 
 #include "cxltier/policy.h"
-
-struct cand {
-	float key;	/* sort key: larger first */
-	uint32_t target, page;
-};
+#include "cxltier/policy-helpers.h"
 
 struct tpp {
 	unsigned long promo_reclaim;
 	unsigned long settle_epochs;
-	struct cand *cands;	/* promotions from the front, demotions from the back */
+	struct cxlt_cand *cands;	/* promotions from the front, demotions from the back */
 	uint64_t cap;
 };
 
@@ -96,100 +92,22 @@ static void tpp_fini(void *state)
 	free(tp);
 }
 
-static int cmp_cand(const void *a, const void *b)
-{
-	float x = ((const struct cand *)a)->key, y = ((const struct cand *)b)->key;
-
-	return x < y ? 1 : x > y ? -1 : 0;
-}
-
-/*
- * Puts the k largest keys first, in order: quickselect, then a sort of
- * those k only, so the cost stays linear in the candidates when the budget
- * is small next to them.
- */
-static void top_k(struct cand *c, uint64_t n, uint64_t k)
-{
-	uint64_t lo = 0, hi = n;	/* the k-th largest lies in [lo, hi) */
-
-	while (k < n && hi - lo > 1) {
-		float pivot = c[lo + (hi - lo) / 2].key;
-		uint64_t lt = lo, i = lo, gt = hi;
-		struct cand t;
-
-		/* Three ways: [lo,lt) > pivot, [lt,gt) == pivot, [gt,hi) < pivot. */
-		while (i < gt) {
-			if (c[i].key > pivot) {
-				t = c[lt]; c[lt++] = c[i]; c[i++] = t;
-			} else if (c[i].key < pivot) {
-				t = c[--gt]; c[gt] = c[i]; c[i] = t;
-			} else {
-				i++;
-			}
-		}
-		if (k < lt)
-			hi = lt;
-		else if (k < gt)
-			break;
-		else
-			lo = gt;
-	}
-	qsort(c, k < n ? k : n, sizeof(*c), cmp_cand);
-}
-
-/* The node of the given role with the most free pages, or -1. */
-static int roomiest(const struct cxlt_view *v, int role)
-{
-	uint64_t best_free = 0;
-	int best = -1;
-
-	for (uint32_t i = 0; i < v->nr_nodes; i++)
-		if (v->nodes[i].role == role && (best < 0 || v->nodes[i].free_pages > best_free)) {
-			best = v->nodes[i].id;
-			best_free = v->nodes[i].free_pages;
-		}
-	return best;
-}
-
-/* Role of each node id (-1: not managed), so the page loop does no search. */
-static void role_table(const struct cxlt_view *v, int8_t roles[128])
-{
-	memset(roles, -1, 128);
-	for (uint32_t i = 0; i < v->nr_nodes; i++)
-		if (v->nodes[i].id >= 0 && v->nodes[i].id < 128)
-			roles[v->nodes[i].id] = (int8_t)v->nodes[i].role;
-}
-
-static int reserve(struct tpp *tp, uint64_t n)
-{
-	struct cand *c;
-
-	if (n <= tp->cap)
-		return 0;
-	c = realloc(tp->cands, n * sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	tp->cands = c;
-	tp->cap = n;
-	return 0;
-}
-
 static int tpp_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)
 {
 	struct tpp *tp = state;
-	int fast = roomiest(v, CXLT_NODE_FAST), slow = roomiest(v, CXLT_NODE_SLOW);
+	int fast = cxlt_roomiest_node(v, CXLT_NODE_FAST), slow = cxlt_roomiest_node(v, CXLT_NODE_SLOW);
 	uint64_t left = plan->cap > plan->nr ? plan->cap - plan->nr : 0;
 	uint64_t total = 0, ns = 0, nf = 0, nd, np, room;
-	struct cand *demote;
-	int8_t roles[128];
+	struct cxlt_cand *demote;
+	int8_t roles[CXLT_MAX_NODE_ID];
 	int err;
 
 	if (fast < 0 || slow < 0 || !left)
 		return 0;
-	role_table(v, roles);
+	cxlt_role_table(v, roles);
 	for (uint32_t t = 0; t < v->nr_targets; t++)
 		total += v->targets[t].nr_pages;
-	if ((err = reserve(tp, total)))
+	if ((err = cxlt_cands_reserve(&tp->cands, &tp->cap, total)))
 		return err;
 
 	/* Promotion candidates: slow pages touched this epoch; demotion: fast pages. */
@@ -199,7 +117,7 @@ static int tpp_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 
 		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
 			const struct cxlt_page *p = &pages[i];
-			struct cand *c;
+			struct cxlt_cand *c;
 
 			if (p->node < 0 || roles[p->node] < 0 ||
 			    p->since_move < tp->settle_epochs)
@@ -236,11 +154,11 @@ static int tpp_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 		nd++;
 		np++;
 	}
-	top_k(demote, nf, nd);
+	cxlt_top_k(demote, nf, nd);
 	for (uint64_t i = 0; i < nd; i++)
 		if (cxlt_plan_add(plan, demote[i].target, demote[i].page, slow))
 			return 0;
-	top_k(tp->cands, ns, np);
+	cxlt_top_k(tp->cands, ns, np);
 	for (uint64_t i = 0; i < np; i++)
 		if (cxlt_plan_add(plan, tp->cands[i].target, tp->cands[i].page, fast))
 			break;

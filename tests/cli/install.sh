@@ -24,6 +24,7 @@ expect=(
 	"usr/bin/cxltier-replay 755"
 	"usr/bin/tierbench 755"
 	"usr/include/cxltier/policy.h 644"
+	"usr/include/cxltier/policy-helpers.h 644"
 	"lib/systemd/system/cxltierd.service 644"
 	"etc/cxltier/cxltier.conf 644"
 	"usr/share/man/man8/cxltierd.8 644"

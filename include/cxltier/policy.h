@@ -67,7 +67,13 @@ struct cxlt_page {
 	uint8_t flags;		/* CXLT_PAGE_* */
 };
 
-#define CXLT_PAGE_HINTED 0x1	/* got a NUMA hint fault this epoch */
+/*
+ * Sampled this epoch by a sample marked as a NUMA hint fault (traces whose
+ * source is hint).  The live fault tracepoint cannot tell a hint fault from
+ * a first touch on x86 (both are not-present faults), so live it marks
+ * only faults on present pages: use `samples`, not this flag, to decide.
+ */
+#define CXLT_PAGE_HINTED 0x1
 #define CXLT_PAGE_SAMPLED 0x2	/* sampled at least once since tracked */
 
 struct cxlt_target_view {

@@ -380,6 +380,42 @@ static void load_config_file(int argc, char **argv, struct config *c, struct age
 	log_verbosity = f->log_level;
 }
 
+/* The effective configuration — the file, then the flags — for --check-config. */
+static void effective_config(const struct config *c, struct agent_config *out)
+{
+	config__defaults(out);
+#define SET_STR(field, val) do { free(out->field); out->field = (val) ? strdup(val) : NULL; } while (0)
+	SET_STR(policy, c->policy);
+	SET_STR(policy_dir, c->policy_dir);
+	SET_STR(source, c->source);
+	SET_STR(record, c->record);
+	SET_STR(fast_nodes, c->fast_nodes);
+	SET_STR(slow_nodes, c->slow_nodes);
+	SET_STR(sysfs_root, c->sysfs_root);
+	SET_STR(pin_dir, c->pin_dir);
+	SET_STR(run_dir, c->run_dir);
+#undef SET_STR
+	for (int i = 0; i < c->specs.nr_pids && i < CONFIG_MAX_TARGETS; i++)
+		out->pids[out->nr_pids++] = c->specs.pids[i];
+	for (int i = 0; i < c->specs.nr_comms && i < CONFIG_MAX_TARGETS; i++)
+		out->comms[out->nr_comms++] = strdup(c->specs.comms[i]);
+	for (int i = 0; i < c->specs.nr_cgroups && i < CONFIG_MAX_TARGETS; i++)
+		out->cgroups[out->nr_cgroups++] = strdup(c->specs.cgroups[i]);
+	for (int i = 0; i < c->nr_params && i < CONFIG_MAX_PARAMS; i++)
+		out->params[out->nr_params++] = strdup(c->params[i]);
+	out->epoch_ms = c->epoch_ms;
+	out->decay = c->decay;
+	out->scan_epochs = c->scan_epochs;
+	out->heat_entries = c->heat_entries;
+	out->hint_period_ms = c->hint_period_ms;
+	out->mover = c->mover;
+	out->observe = c->observe;
+	out->keep_pins = c->keep_pins;
+	out->take_over = c->take_over;
+	out->duration = c->duration;
+	out->log_level = log_verbosity;
+}
+
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t reload_requested;
 
@@ -876,12 +912,18 @@ int main(int argc, char **argv)
 	}
 	if (cfg.check_config) {
 		/* The file is valid (it loaded) and the policy took its parameters. */
-		printf("; %s: valid; policy %s loads from %s\n",
+		struct agent_config eff;
+		int bad;
+
+		printf("; %s: valid; policy %s loads from %s\n; the effective settings, flags included:\n",
 		       cfg.config_path ? cfg.config_path : "(no file: flags and defaults)",
 		       a.policy.ops->name, a.policy.path);
-		config__describe(&file_cfg, stdout);
+		effective_config(&cfg, &eff);
+		bad = config__describe(&eff, stdout);
+		config__free(&eff);
+		config__free(&file_cfg);
 		policy_host__unload(&a.policy);
-		return 0;
+		return bad ? 1 : 0;
 	}
 	if ((err = service__check_caps()))
 		goto out;

@@ -19,6 +19,13 @@ fail() { echo "FAIL: $*" >&2; cat "$work/agent.log" >&2 2>/dev/null || true; exi
 
 out=$("$BUILD/cxltierd" --config packaging/cxltier.conf --check-config) || fail "the sample config does not check"
 grep -q "packaging/cxltier.conf: valid; policy hotset loads" <<< "$out" || fail "check-config: $out"
+# Flags are part of the effective configuration it prints, as valid INI that loads again.
+"$BUILD/cxltierd" --config packaging/cxltier.conf --check-config --rate 77 --comm redis \
+	-o headroom=0.1 > "$work/eff.conf" || fail "check-config with flags"
+grep -q "^rate_mbps = 77" "$work/eff.conf" && grep -q "^comm = redis" "$work/eff.conf" &&
+	grep -q "^headroom = 0.1" "$work/eff.conf" || fail "flags missing from the effective config: $(cat "$work/eff.conf")"
+chmod 0644 "$work/eff.conf"
+"$BUILD/cxltierd" --config "$work/eff.conf" --check-config > /dev/null || fail "the printed configuration does not load again"
 
 sleep 60 & sleeper=$!
 cat > "$work/good.conf" <<CONF

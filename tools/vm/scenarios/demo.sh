@@ -24,12 +24,14 @@ t0=$(now)
 cxltierd --pid "$tb" --duration 15 > /tmp/agent.log 2>&1 &
 agent=$!
 wait_for /tmp/agent.log 'maps and programs pinned'
+i=0
+while [ ! -S /run/cxltier/cxltier.sock ] && [ "$i" -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 grep -E '^(node|fast|migrate|observe|set|sampler)' /tmp/agent.log | sed 's/^/  agent: /'
 printf '%6s  %-22s %-22s %9s %9s\n' time "hot pages node0/node1" "cold pages node0/node1" promoted demoted
 reached=""
 while kill -0 "$agent" 2>/dev/null; do
 	sleep 1
-	st=$(cxltierctl status --json 2>/dev/null)
+	st=$(cxltierctl status --json 2>/dev/null) || break	# the agent has stopped
 	h0=$(placement_of /tmp/tb.out hot 0); h1=$(placement_of /tmp/tb.out hot 1)
 	c0=$(placement_of /tmp/tb.out cold 0); c1=$(placement_of /tmp/tb.out cold 1)
 	pro=$(echo "$st" | jq '.mover.promoted' 2>/dev/null)

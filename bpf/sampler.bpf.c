@@ -38,6 +38,8 @@ char LICENSE[] SEC("license") = "GPL";
 #define X86_PF_PROT 0x1
 
 const volatile bool record = false;
+/* Weight of a sample by enum cxlt_source, when several sources run together (0 = 1). */
+const volatile __u32 src_weight[4] = {};
 /* Number of entries in cxlt_cgroups; 0 skips the cgroup lookup. */
 volatile __u32 nr_cgroups = 0;
 
@@ -121,6 +123,7 @@ static __always_inline int cxlt_count(__u64 addr, __u16 source)
 	struct cxlt_page_key key = {};
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	bool hint = source == CXLT_SRC_HINT;
+	__u32 w = source < 4 && src_weight[source] ? src_weight[source] : 1;
 
 	stat_inc(CXLT_STAT_SEEN);
 	/* Kernel addresses (top bit set; IBS samples kernel ops before 6.14) are not ours to tier. */
@@ -136,7 +139,7 @@ static __always_inline int cxlt_count(__u64 addr, __u16 source)
 	key.vpage = addr >> CXLT_PAGE_SHIFT;
 	val = bpf_map_lookup_elem(&cxlt_heat, &key);
 	if (!val) {
-		init.samples = 1;
+		init.samples = w;
 		init.hint_faults = hint;
 		if (!bpf_map_update_elem(&cxlt_heat, &key, &init, BPF_NOEXIST)) {
 			stat_inc(CXLT_STAT_NEW_PAGES);
@@ -149,7 +152,7 @@ static __always_inline int cxlt_count(__u64 addr, __u16 source)
 			goto out;
 		}
 	}
-	__sync_fetch_and_add(&val->samples, 1);
+	__sync_fetch_and_add(&val->samples, w);
 	if (hint)
 		__sync_fetch_and_add(&val->hint_faults, 1);
 out:

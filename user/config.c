@@ -91,7 +91,8 @@ static const struct key_def keys[] = {
     {"targets", "comm", K_COMM, OFF(comms), 1, 15,
      "a command name of 1 to 15 characters, as in /proc/PID/comm"},
     {"targets", "cgroup", K_CGROUP, OFF(cgroups), 0, 0, "a cgroup v2 directory"},
-    {"sampler", "source", K_SOURCE, OFF(source), 0, 0, "auto, pmu, hint, fault or fault-perf"},
+    {"sampler", "source", K_SOURCE, OFF(source), 0, 0,
+     "auto, pmu, hint, fault or fault-perf, or several with weights such as pmu:4,hint:1"},
     {"sampler", "epoch_ms", K_U32, OFF(epoch_ms), 10, 3600000, "milliseconds from 10 to 3600000"},
     {"sampler", "decay", K_DOUBLE, OFF(decay), 0, 1, "a number from 0 to 1"},
     {"sampler", "scan_epochs", K_U32, OFF(scan_epochs), 1, 1000000,
@@ -407,6 +408,36 @@ static int set_param(struct agent_config *c, const char *key, const char *value,
 	return 0;
 }
 
+/* "name[:weight],..." with known names (not auto); the sampler checks the rest. */
+static bool source_list_ok(const char *value)
+{
+	static const char *const names[] = { "pmu", "hint", "fault", "fault-perf" };
+	const char *p = value;
+
+	while (*p) {
+		size_t len = strcspn(p, ":,"), i;
+
+		for (i = 0; i < ARRAY_SIZE(names); i++)
+			if (strlen(names[i]) == len && !strncmp(p, names[i], len))
+				break;
+		if (i == ARRAY_SIZE(names))
+			return false;
+		p += len;
+		if (*p == ':') {
+			p++;
+			if (*p < '1' || *p > '9')
+				return false;
+			while (*p >= '0' && *p <= '9')
+				p++;
+		}
+		if (*p == ',' && p[1])
+			p++;
+		else if (*p)
+			return false;
+	}
+	return true;
+}
+
 static int set_value(struct agent_config *c, const struct key_def *k, const char *value, char *err,
 		     size_t errlen)
 {
@@ -434,6 +465,8 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 		for (size_t i = 0; i < ARRAY_SIZE(sources); i++)
 			if (!strcmp(value, sources[i]))
 				return set_string(str_field(c, k), value);
+		if (source_list_ok(value))
+			return set_string(str_field(c, k), value);
 		goto bad;
 	case K_NODES:
 		if (!*value || parse_nodelist(value, &mask) || !mask)

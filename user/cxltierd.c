@@ -92,7 +92,8 @@ static const char usage_text[] =
 "\n"
 "Sampling and tracking:\n"
 "  -s, --source SRC         auto (default: pmu, else hint where the kernel has\n"
-"                           NUMA balancing, else fault), pmu, hint, fault, fault-perf\n"
+"                           NUMA balancing, else fault), pmu, hint, fault, fault-perf,\n"
+"                           or several with weights: pmu:4,hint:1\n"
 "  -e, --epoch-ms MS        epoch length (default 1000)\n"
 "      --decay F            heat decay per epoch, 0..1 (default 0.5)\n"
 "      --scan-epochs N      enumerate resident pages every N epochs (default 5)\n"
@@ -975,14 +976,14 @@ int main(int argc, char **argv)
 		so.sample_ctx = &rec;
 		pr_info("recording every sample to %s", cfg.record);
 	}
-	if (!strcmp(cfg.source, "hint") && !ksettings__hint_capable(cfg.sysfs_root)) {
+	if (strstr(cfg.source, "hint") && !ksettings__hint_capable(cfg.sysfs_root)) {
 		pr_err("source hint: this kernel has no NUMA balancing (/proc/sys/kernel/numa_balancing) to make hint faults");
 		err = -ENOTSUP;
 		goto out;
 	}
 	if ((err = sampler__open(&a.s, &so)))
 		goto out;
-	if (!strcmp(a.s.source, "hint") && (err = ksettings__take(&a.kset, cfg.sysfs_root, state_path, cfg.hint_period_ms,
+	if (sampler__has_source(&a.s, "hint") && (err = ksettings__take(&a.kset, cfg.sysfs_root, state_path, cfg.hint_period_ms,
 					   cfg.take_over)))
 		goto out;
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a.s.source,
@@ -1009,7 +1010,7 @@ int main(int argc, char **argv)
 	a.eng = (struct engine){ .topo = &a.topo, .tr = &a.tr, .m = &a.m,
 				 .policy = &a.policy, .epoch_ms = cfg.epoch_ms };
 	/* Page faults alone see first touches only; PMU samples and hint faults repeat. */
-	if (!strcmp(a.s.source, "pmu") || !strcmp(a.s.source, "hint"))
+	if (sampler__has_source(&a.s, "pmu") || sampler__has_source(&a.s, "hint"))
 		a.eng.source_flags |= CXLT_SOURCE_REPEATS;
 	a.st.run_dir = cfg.run_dir;
 	a.st.topo = &a.topo;

@@ -307,7 +307,74 @@ static int pin_programs(struct sampler *s)
 	return 0;
 }
 
-static int open_and_load(struct sampler *s, const struct sampler_opts *o, bool use_btf)
+/* A list of sources with weights ("pmu:4,hint:1"), checked. */
+struct source_list {
+	int n;
+	struct { char name[16]; unsigned weight; } e[4];
+	unsigned weight[4];	/* by enum cxlt_source */
+};
+
+static int parse_source_list(const char *src, struct source_list *l)
+{
+	static const char *const names[] = { "pmu", "hint", "fault", "fault-perf" };
+	char buf[128], *tok, *save;
+	bool tp = false, perf = false;
+
+	memset(l, 0, sizeof(*l));
+	snprintf(buf, sizeof(buf), "%s", src);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		int w = 1, k;
+
+		if (l->n == 4) {
+			pr_err("--source '%s': at most four sources", src);
+			return -EINVAL;
+		}
+		if (colon) {
+			*colon = '\0';
+			if (parse_int(colon + 1, 1, 1000, &w)) {
+				pr_err("--source '%s': weight '%s' of %s is not a number from 1 to 1000",
+				       src, colon + 1, tok);
+				return -EINVAL;
+			}
+		}
+		for (k = 0; k < 4 && strcmp(tok, names[k]); k++)
+			;
+		if (k == 4) {
+			pr_err("--source '%s': unknown source '%s' (pmu, hint, fault, fault-perf; auto only alone)",
+			       src, tok);
+			return -EINVAL;
+		}
+		/* Two sources on one hook would count every event twice under one weight. */
+		if (((k == 1 || k == 2) && tp) || ((k == 0 || k == 3) && perf)) {
+			pr_err("--source '%s': %s shares its hook with another source in the list (fault and hint are one tracepoint; pmu and fault-perf one perf_event program)",
+			       src, tok);
+			return -EINVAL;
+		}
+		tp |= k == 1 || k == 2;
+		perf |= k == 0 || k == 3;
+		snprintf(l->e[l->n].name, sizeof(l->e[l->n].name), "%s", tok);
+		l->e[l->n++].weight = w;
+		if (k == 1 || k == 2)
+			l->weight[CXLT_SRC_FAULT] = l->weight[CXLT_SRC_HINT] = w;
+		else
+			l->weight[CXLT_SRC_PMU] = w;
+	}
+	return l->n ? 0 : -EINVAL;
+}
+
+bool sampler__has_source(const struct sampler *s, const char *name)
+{
+	size_t len = strlen(name);
+
+	for (const char *p = s->source; (p = strstr(p, name)); p += len)
+		if ((p == s->source || p[-1] == ',') && (!p[len] || p[len] == ',' || p[len] == ':'))
+			return true;
+	return false;
+}
+
+static int open_and_load(struct sampler *s, const struct sampler_opts *o, bool use_btf,
+			 const unsigned weight[4])
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = s->pin_dir);
 	int err;
@@ -316,6 +383,8 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *o, bool u
 	if (!s->skel)
 		return -errno;
 	s->skel->rodata->record = o->record;
+	for (int i = 0; i < 4; i++)
+		s->skel->rodata->src_weight[i] = weight[i];
 	if (o->ring_bytes)
 		bpf_map__set_max_entries(s->skel->maps.cxlt_samples, o->ring_bytes);
 	bpf_map__set_max_entries(s->skel->maps.cxlt_heat,
@@ -352,13 +421,17 @@ int sampler__ring_consume(struct sampler *s)
 int sampler__open(struct sampler *s, const struct sampler_opts *o)
 {
 	const char *src = o->source ? o->source : "auto";
+	bool many = strchr(src, ',') || strchr(src, ':');
+	struct source_list list = { 0 };
 	int err;
 
 	memset(s, 0, sizeof(*s));
 	snprintf(s->pin_dir, sizeof(s->pin_dir), "%s", o->pin_dir ? o->pin_dir : CXLT_PIN_DIR);
 	libbpf_set_print(libbpf_print);
 
-	if (strcmp(src, "auto") && strcmp(src, "pmu") && strcmp(src, "hint") &&
+	if (many && parse_source_list(src, &list))
+		return -EINVAL;
+	if (!many && strcmp(src, "auto") && strcmp(src, "pmu") && strcmp(src, "hint") &&
 	    strcmp(src, "fault") && strcmp(src, "fault-perf")) {
 		pr_err("unknown sampler source '%s' (use auto, pmu, hint, fault or fault-perf)", src);
 		return -EINVAL;
@@ -370,10 +443,10 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 		pr_err("cannot create pin directory %s: %s", s->pin_dir, strerror(errno));
 		return err;
 	}
-	err = open_and_load(s, o, true);
+	err = open_and_load(s, o, true, list.weight);
 	if (err && err != -ENOMEM) {
 		pr_info("tp_btf programs do not load here (%s): using raw_tp", strerror(-err));
-		err = open_and_load(s, o, false);
+		err = open_and_load(s, o, false, list.weight);
 	}
 	if (err == -ENOMEM) {
 		pr_err("cannot create the BPF maps: out of memory (the heat map has %u entries; try a smaller --heat-entries)",
@@ -410,6 +483,25 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 			pr_err("cannot open the sample ring buffer: %s", strerror(-err));
 			goto fail;
 		}
+	}
+	if (many) {
+		size_t off = 0;
+
+		for (int i = 0; i < list.n; i++) {
+			const char *name = list.e[i].name;
+
+			err = !strcmp(name, "pmu") ? attach_pmu(s, o) :
+			      !strcmp(name, "fault-perf") ? attach_fault_perf(s) : attach_fault(s);
+			if (err) {
+				pr_err("cannot attach source %s: %s", name,
+				       !strcmp(name, "pmu") ? s->pmu.why : strerror(-err));
+				goto fail;
+			}
+			off += snprintf(s->source + off, sizeof(s->source) - off, "%s%s:%u",
+					i ? "," : "", name, list.e[i].weight);
+		}
+		snprintf(s->source_why, sizeof(s->source_why), "%d sources together, samples weighted", list.n);
+		return 0;
 	}
 	if (!strcmp(src, "pmu") || !strcmp(src, "auto")) {
 		err = attach_pmu(s, o);

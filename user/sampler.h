@@ -20,7 +20,12 @@ extern const char *const cxlt_stat_names[CXLT_NR_STATS];
 extern const char *const cxlt_stat_descs[CXLT_NR_STATS];
 
 struct sampler_opts {
-	const char *source;	/* "auto", "pmu", "hint", "fault", "fault-perf" */
+	/*
+	 * "auto", or one of "pmu", "hint", "fault", "fault-perf", or several
+	 * with weights: "pmu:4,hint:1" (fault and hint share one hook, as do
+	 * pmu and fault-perf: at most one of each pair).
+	 */
+	const char *source;
 	bool allow_hint;	/* auto may pick hint (the caller will set the kernel up) */
 	const char *pin_dir;
 	const char *sysfs_root;	/* for PMU discovery */
@@ -41,7 +46,7 @@ struct sampler {
 	struct bpf_link **links;
 	int nr_links;
 	char pin_dir[256];
-	char source[32];	/* what is attached */
+	char source[64];	/* what is attached: a name, or "name:weight,..." */
 	char source_why[320];	/* why that one */
 	int heat_fd, targets_fd, cgroups_fd, stats_fd;
 	uint32_t nr_cgroups;
@@ -64,6 +69,8 @@ struct sampler {
 };
 
 int sampler__open(struct sampler *s, const struct sampler_opts *o);
+/* Whether the named source is among those attached. */
+bool sampler__has_source(const struct sampler *s, const char *name);
 void sampler__close(struct sampler *s, bool keep_pins);
 int sampler__add_target(struct sampler *s, uint32_t tgid);
 int sampler__del_target(struct sampler *s, uint32_t tgid);

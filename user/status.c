@@ -106,7 +106,7 @@ struct json_object *status__json(const struct agent_state *st)
 	ADD(sampler, "why", json_object_new_string(st->s->source_why));
 	ADD(sampler, "pin_dir", json_object_new_string(st->s->pin_dir));
 	ADD(sampler, "entries_drained", U64(st->s->drained));
-	if (!strcmp(st->s->source, "pmu"))
+	if (sampler__has_source(st->s, "pmu"))
 		ADD(sampler, "pmu_period", U64(st->s->pmu_period));
 	if (!sampler__read_stats(st->s->stats_fd, stats)) {
 		for (int i = 0; i < CXLT_NR_STATS; i++)

@@ -52,6 +52,13 @@ struct cxlt_kmigrate {
 	__u64 batches;		/* migrate_pages() calls */
 };
 
+/* One DAMON region with accesses, as the damon source streams it. */
+struct cxlt_damon_region {
+	__u64 start, end;	/* physical or virtual, as the kdamond's context */
+	__u32 nr_accesses;
+	__u32 target_id;
+};
+
 enum cxlt_stat_id {
 #define CXLT_STAT(id, name, desc) CXLT_STAT_##id,
 #include "stats.def"

@@ -24,6 +24,7 @@
 
 #include "config.h"
 #include "control.h"
+#include "damon.h"
 #include "engine.h"
 #include "kmigrate.h"
 #include "ksettings.h"
@@ -93,7 +94,8 @@ static const char usage_text[] =
 "Sampling and tracking:\n"
 "  -s, --source SRC         auto (default: pmu, else hint where the kernel has\n"
 "                           NUMA balancing, else fault), pmu, hint, fault, fault-perf,\n"
-"                           or several with weights: pmu:4,hint:1\n"
+"                           or several with weights: pmu:4,hint:1; or damon\n"
+"                           (observes a running paddr kdamond's regions)\n"
 "  -e, --epoch-ms MS        epoch length (default 1000)\n"
 "      --decay F            heat decay per epoch, 0..1 (default 0.5)\n"
 "      --scan-epochs N      enumerate resident pages every N epochs (default 5)\n"
@@ -526,6 +528,8 @@ struct agent {
 	struct policy_host policy;
 	struct ksettings kset;
 	struct kmigrate km;
+	struct damon_src damon;
+	bool use_damon;
 	struct agent_state st;
 	bool migrate;
 	struct engine eng;
@@ -626,6 +630,8 @@ static int epoch(struct agent *a)
 	drained = sampler__drain(&a->s, &a->tr);
 	if (drained < 0)
 		pr_warn("draining the heat map failed: %s", strerror(-drained));
+	if (a->use_damon)
+		drained += damon__drain(&a->damon, &a->tr);
 
 	for (uint32_t i = 0; i < a->tr.nr_targets; i++) {
 		struct target *t = &a->tr.targets[i];
@@ -981,8 +987,21 @@ int main(int argc, char **argv)
 		err = -ENOTSUP;
 		goto out;
 	}
+	/* damon: the fault hook for first touches, DAMON's regions for the rest. */
+	a.use_damon = !strcmp(cfg.source, "damon");
+	if (a.use_damon)
+		so.source = "fault";
 	if ((err = sampler__open(&a.s, &so)))
 		goto out;
+	if (a.use_damon) {
+		if ((err = damon__open(&a.damon, cfg.sysfs_root))) {
+			pr_err("source damon: %s", a.damon.why);
+			goto out;
+		}
+		snprintf(a.s.source, sizeof(a.s.source), "damon");
+		snprintf(a.s.source_why, sizeof(a.s.source_why), "%s; first touches from the page-fault tracepoint",
+			 a.damon.why);
+	}
 	if (sampler__has_source(&a.s, "hint") && (err = ksettings__take(&a.kset, cfg.sysfs_root, state_path, cfg.hint_period_ms,
 					   cfg.take_over)))
 		goto out;
@@ -1010,7 +1029,7 @@ int main(int argc, char **argv)
 	a.eng = (struct engine){ .topo = &a.topo, .tr = &a.tr, .m = &a.m,
 				 .policy = &a.policy, .epoch_ms = cfg.epoch_ms };
 	/* Page faults alone see first touches only; PMU samples and hint faults repeat. */
-	if (sampler__has_source(&a.s, "pmu") || sampler__has_source(&a.s, "hint"))
+	if (sampler__has_source(&a.s, "pmu") || sampler__has_source(&a.s, "hint") || a.use_damon)
 		a.eng.source_flags |= CXLT_SOURCE_REPEATS;
 	a.st.run_dir = cfg.run_dir;
 	a.st.topo = &a.topo;
@@ -1065,6 +1084,8 @@ int main(int argc, char **argv)
 out:
 	recorder__close(&rec, &a.s);
 	kmigrate__close(&a.km);
+	if (a.use_damon)
+		damon__close(&a.damon);
 	control__close(&a.ctl);
 	ksettings__restore(&a.kset);
 	sampler__close(&a.s, cfg.keep_pins);

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Live test of the damon source (root).  Where a kdamond runs a paddr
+# context (as on this project's machines), the agent observes its regions,
+# maps them to the target's pages through page frames, and counts samples
+# that no page fault gave (the target touched its memory before the agent
+# started) — and leaves the kdamond exactly as it found it.  Where none
+# runs, the agent refuses the source with the reason.
+set -euo pipefail
+BUILD=${BUILD:-build}
+admin=/sys/kernel/mm/damon/admin/kdamonds
+work=$(mktemp -d)
+bench=""
+cleanup() {
+	[ -n "$bench" ] && kill "$bench" 2>/dev/null || true
+	wait 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*" >&2; cat "$work/agent.log" >&2 2>/dev/null || true; exit 1; }
+
+"$BUILD/tierbench" --size 64M --hot 0.5 --duration 30 > "$work/bench.out" &
+bench=$!
+for _ in $(seq 50); do grep -q 'pid=' "$work/bench.out" && break; sleep 0.1; done
+
+if [ "$(cat $admin/0/state 2>/dev/null)" != on ] || [ "$(cat $admin/0/contexts/0/operations 2>/dev/null)" != paddr ]; then
+	out=$("$BUILD/cxltierd" --pid "$bench" --source damon --duration 1 --run-dir "$work/run" 2>&1) &&
+		fail "source damon accepted without a running paddr kdamond"
+	grep -Eq "no running kdamond|only a paddr context" <<< "$out" || fail "unclear refusal: $out"
+	echo "damon: ok (no running paddr kdamond here: refused with the reason)"
+	exit 0
+fi
+before=$(cat $admin/0/state $admin/0/contexts/0/operations $admin/0/contexts/0/monitoring_attrs/intervals/{sample_us,aggr_us,update_us})
+aggr_us=$(cat $admin/0/contexts/0/monitoring_attrs/intervals/aggr_us)
+secs=$(( aggr_us / 1000000 * 2 + 3 ))
+"$BUILD/cxltierd" --pid "$bench" --source damon --duration "$secs" --epoch-ms 1000 --run-dir "$work/run" \
+	> "$work/agent.log" 2>&1 &
+agent=$!
+sleep $((secs - 1))
+"$BUILD/cxltierctl" --run-dir "$work/run" status --json > "$work/st.json" || fail "no status"
+wait "$agent" || fail "cxltierd exited $?"
+jq -e '.sampler.source == "damon"' "$work/st.json" > /dev/null || fail "source: $(jq -c .sampler "$work/st.json")"
+samples=$(jq '.targets[0].samples' "$work/st.json")
+sampled=$(jq '.targets[0].pages_sampled' "$work/st.json")
+echo "after ${secs}s (kdamond aggregation every $((aggr_us / 1000)) ms): $sampled pages sampled, $samples samples"
+[ "$sampled" -gt 0 ] || fail "no page of the target was found in DAMON's regions"
+after=$(cat $admin/0/state $admin/0/contexts/0/operations $admin/0/contexts/0/monitoring_attrs/intervals/{sample_us,aggr_us,update_us})
+[ "$before" = "$after" ] || fail "the kdamond's settings changed"
+echo "damon: ok"

@@ -247,17 +247,6 @@ int topology__load(struct topology *t, const char *root, const char *fast,
 	return 0;
 }
 
-int topology__refresh(struct topology *t)
-{
-	for (int i = 0; i < t->nr_nodes; i++) {
-		int err = read_node_memory(t, &t->nodes[i]);
-
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
 void topology__log(const struct topology *t)
 {
 	char fast[64], slow[64];

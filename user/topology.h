@@ -42,8 +42,6 @@ struct topology {
  */
 int topology__load(struct topology *t, const char *root, const char *fast,
 		   const char *slow);
-/* Re-reads free and total memory of every node. */
-int topology__refresh(struct topology *t);
 struct topo_node *topology__node(struct topology *t, int id);
 bool topology__has_slow(const struct topology *t);
 const char *topology__role_name(enum node_role role);

@@ -215,9 +215,9 @@ static void refresh_picks_up_changed_free_memory(void **state)
 		   "Node 1 MemFree:          524288 kB\n"
 		   "Node 1 MemUsed:         7864320 kB\n");
 	fclose(f);
-	/* Before refresh: the old numbers. */
+	/* Before the re-read (the agent does one every epoch): the old numbers. */
 	assert_int_equal(topology__node(t, 1)->free_pages, kb_pages(8000000));
-	assert_int_equal(topology__refresh(t), 0);
+	assert_int_equal(topology__load(t, dir, NULL, NULL), 0);
 	assert_int_equal(topology__node(t, 1)->free_pages, kb_pages(524288));
 	assert_int_equal(topology__node(t, 1)->total_pages, kb_pages(8388608));
 	/* Node 0 unchanged, roles unchanged. */
@@ -226,7 +226,7 @@ static void refresh_picks_up_changed_free_memory(void **state)
 
 	/* A node's meminfo vanishing (memory hot-removed) is an error, not a silent 0. */
 	assert_int_equal(unlink(path), 0);
-	assert_true(topology__refresh(t) < 0);
+	assert_true(topology__load(t, dir, NULL, NULL) < 0);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);

@@ -599,30 +599,11 @@ static void follow_topology(struct agent *a)
 	free(fresh);
 }
 
-static void count_placement(const struct agent *a, uint64_t *fast, uint64_t *slow)
-{
-	*fast = *slow = 0;
-	for (uint32_t i = 0; i < a->tr.nr_targets; i++) {
-		const struct page_table *pt = &a->tr.targets[i].pt;
-
-		for (uint32_t k = 0; k < pt->nr; k++) {
-			int node = pt->pages[k].node;
-
-			if (node < 0)
-				continue;
-			if ((a->topo.fast_mask >> node) & 1)
-				(*fast)++;
-			else
-				(*slow)++;
-		}
-	}
-}
-
 static int epoch(struct agent *a)
 {
 	const struct mover_stats *e = &a->m.epoch;
 	double t0 = now_sec();
-	uint64_t fast, slow;
+	struct placement place;
 	bool rescanned = false;
 	int drained, err;
 
@@ -658,17 +639,18 @@ static int epoch(struct agent *a)
 		pr_warn("epoch %llu: %s", (unsigned long long)a->tr.epoch, strerror(-err));
 	a->st.last_plan = a->eng.last_plan;
 	tracker__end_epoch(&a->tr);
+	/* One pass for the log line and the status, not one each. */
+	tracker__count_placement(&a->tr, a->topo.fast_mask, &place);
 
 	a->st.last_epoch_ms = (now_sec() - t0) * 1000;
 	status__publish(&a->st);
 
-	count_placement(a, &fast, &slow);
 	log_msg(e->promoted || e->demoted || e->rejected_invalid || a->tr.epoch % a->log_every == 1 ?
 		LOG_INFO : LOG_DEBUG,
 		"epoch %llu: %u targets, %llu pages tracked (fast %llu, slow %llu), %d heat entries drained; plan %llu: promoted %llu, demoted %llu, busy %llu, gone %llu, full %llu, rejected %llu (%.1f ms)",
 		(unsigned long long)a->tr.epoch, a->tr.nr_targets,
-		(unsigned long long)tracker__pages(&a->tr), (unsigned long long)fast,
-		(unsigned long long)slow, drained > 0 ? drained : 0,
+		(unsigned long long)tracker__pages(&a->tr), (unsigned long long)place.fast,
+		(unsigned long long)place.slow, drained > 0 ? drained : 0,
 		(unsigned long long)a->st.last_plan, (unsigned long long)e->promoted,
 		(unsigned long long)e->demoted, (unsigned long long)e->busy,
 		(unsigned long long)e->gone, (unsigned long long)e->nomem,

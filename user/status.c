@@ -33,7 +33,7 @@ static struct json_object *nodes_json(const struct topology *t)
 	return arr;
 }
 
-static struct json_object *targets_json(const struct tracker *tr, const struct topology *topo)
+static struct json_object *targets_json(const struct tracker *tr)
 {
 	static const char *const origin[] = { "pid", "comm", "cgroup" };
 	struct json_object *arr = json_object_new_array();
@@ -41,28 +41,14 @@ static struct json_object *targets_json(const struct tracker *tr, const struct t
 	for (uint32_t i = 0; i < tr->nr_targets; i++) {
 		const struct target *t = &tr->targets[i];
 		struct json_object *o = json_object_new_object();
-		uint64_t fast = 0, slow = 0, unknown = 0, sampled = 0;
-
-		for (uint32_t k = 0; k < t->pt.nr; k++) {
-			const struct cxlt_page *p = &t->pt.pages[k];
-
-			if (p->flags & CXLT_PAGE_SAMPLED)
-				sampled++;
-			if (p->node < 0)
-				unknown++;
-			else if ((topo->fast_mask >> p->node) & 1)
-				fast++;
-			else
-				slow++;
-		}
 		ADD(o, "pid", json_object_new_int(t->pid));
 		ADD(o, "comm", json_object_new_string(t->comm));
 		ADD(o, "origin", json_object_new_string(origin[t->origin]));
 		ADD(o, "pages_tracked", U64(t->pt.nr));
-		ADD(o, "pages_sampled", U64(sampled));
-		ADD(o, "pages_fast", U64(fast));
-		ADD(o, "pages_slow", U64(slow));
-		ADD(o, "pages_unknown", U64(unknown));
+		ADD(o, "pages_sampled", U64(t->place.sampled));
+		ADD(o, "pages_fast", U64(t->place.fast));
+		ADD(o, "pages_slow", U64(t->place.slow));
+		ADD(o, "pages_unknown", U64(t->place.unknown));
 		ADD(o, "samples", U64(t->ctr.samples));
 		ADD(o, "promoted", U64(t->ctr.promoted));
 		ADD(o, "demoted", U64(t->ctr.demoted));
@@ -134,7 +120,7 @@ struct json_object *status__json(const struct agent_state *st)
 	ADD(root, "policy", agent);
 
 	ADD(root, "nodes", nodes_json(st->topo));
-	ADD(root, "targets", targets_json(st->tr, st->topo));
+	ADD(root, "targets", targets_json(st->tr));
 	ADD(root, "mover", mover_json(&st->m->total));
 	{
 		struct cxlt_kmigrate km[CXLT_MIGRATE_REASONS];

@@ -277,6 +277,32 @@ void tracker__end_epoch(struct tracker *tr)
 	}
 }
 
+void tracker__count_placement(struct tracker *tr, uint64_t fast_mask, struct placement *total)
+{
+	memset(total, 0, sizeof(*total));
+	for (uint32_t i = 0; i < tr->nr_targets; i++) {
+		struct target *t = &tr->targets[i];
+		struct placement *pl = &t->place;
+
+		memset(pl, 0, sizeof(*pl));
+		for (uint32_t k = 0; k < t->pt.nr; k++) {
+			const struct cxlt_page *p = &t->pt.pages[k];
+
+			pl->sampled += !!(p->flags & CXLT_PAGE_SAMPLED);
+			if (p->node < 0)
+				pl->unknown++;
+			else if ((fast_mask >> p->node) & 1)
+				pl->fast++;
+			else
+				pl->slow++;
+		}
+		total->fast += pl->fast;
+		total->slow += pl->slow;
+		total->unknown += pl->unknown;
+		total->sampled += pl->sampled;
+	}
+}
+
 uint64_t tracker__pages(const struct tracker *tr)
 {
 	uint64_t n = 0;

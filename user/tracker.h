@@ -33,6 +33,11 @@ struct target_counters {
 	uint64_t promoted, demoted;
 };
 
+/* Where a target's tracked pages are, counted once an epoch. */
+struct placement {
+	uint64_t fast, slow, unknown, sampled;
+};
+
 struct target {
 	pid_t pid;
 	uint64_t start_time;	/* /proc/PID/stat field 22: tells PID reuse apart */
@@ -44,6 +49,7 @@ struct target {
 	uint64_t last_scan_epoch;	/* 0: never scanned */
 	struct page_table pt;
 	struct target_counters ctr;
+	struct placement place;	/* as of the last tracker__count_placement() */
 };
 
 struct tracker {
@@ -91,6 +97,9 @@ int tracker__query_nodes(struct tracker *tr, struct target *t, uint32_t from);
 void tracker__age(struct tracker *tr);
 /* Clears this epoch's samples: once per epoch, after the policy. */
 void tracker__end_epoch(struct tracker *tr);
+
+/* Counts every target's pages by tier (fast_mask: the fast nodes); fills total. */
+void tracker__count_placement(struct tracker *tr, uint64_t fast_mask, struct placement *total);
 
 uint64_t tracker__pages(const struct tracker *tr);
 uint64_t tracker__bytes(const struct tracker *tr);

@@ -101,6 +101,10 @@ setup_cxl() {
 	ndctl create-namespace -f -e namespace0.0 -m devdax --map=mem -a 4k >>/run/cxl-setup.log 2>&1 ||
 		die "ndctl create-namespace (devdax) failed"
 	wait_for /sys/bus/dax/devices/dax0.0 100 || die "no dax0.0 after create-namespace"
+	# Kernels built to auto-online hotplugged memory (6.12 Debian) make daxctl refuse
+	# --no-online; onlining is the next step, done by daxctl with the right zone.
+	[ -w /sys/devices/system/memory/auto_online_blocks ] &&
+		echo offline >/sys/devices/system/memory/auto_online_blocks
 	daxctl reconfigure-device --mode=system-ram --no-online dax0.0 >>/run/cxl-setup.log 2>&1 ||
 		die "daxctl reconfigure-device --mode=system-ram failed"
 	daxctl online-memory dax0.0 >>/run/cxl-setup.log 2>&1 || die "daxctl online-memory failed"

@@ -57,6 +57,8 @@ struct cxlt_damon_region {
 	__u64 start, end;	/* physical or virtual, as the kdamond's context */
 	__u32 nr_accesses;
 	__u32 target_id;
+	__u32 age;		/* aggregations the region's access count held steady */
+	__u32 pad;
 };
 
 enum cxlt_stat_id {

@@ -92,10 +92,12 @@ static const char usage_text[] =
 "      --policy-help        print the policy's parameters and exit\n"
 "\n"
 "Sampling and tracking:\n"
-"  -s, --source SRC         auto (default: pmu, else hint where the kernel has\n"
-"                           NUMA balancing, else fault), pmu, hint, fault, fault-perf,\n"
-"                           or several with weights: pmu:4,hint:1; or damon\n"
-"                           (observes a running paddr kdamond's regions)\n"
+"  -s, --source SRC         auto (default: pmu, else our own DAMON vaddr kdamond\n"
+"                           when no one else uses DAMON, else hint where the\n"
+"                           kernel has NUMA balancing, else fault), pmu, hint,\n"
+"                           fault, fault-perf, or several with weights:\n"
+"                           pmu:4,hint:1; or damon (observes a running paddr\n"
+"                           kdamond, or starts our own when none is set up)\n"
 "  -e, --epoch-ms MS        epoch length (default 1000)\n"
 "      --decay F            heat decay per epoch, 0..1 (default 0.5)\n"
 "      --scan-epochs N      enumerate resident pages every N epochs (default 5)\n"
@@ -530,12 +532,24 @@ struct agent {
 	struct kmigrate km;
 	struct damon_src damon;
 	bool use_damon;
+	char damon_state[600];
 	struct agent_state st;
 	bool migrate;
 	struct engine eng;
 	struct control ctl;
 	uint64_t log_every;
 };
+
+/* source auto, after pmu: our own DAMON vaddr kdamond, if no one else uses DAMON. */
+static int try_own_damon(void *ctx, char *why, size_t len)
+{
+	struct agent *a = ctx;
+	int err = damon__open(&a->damon, a->cfg->sysfs_root, a->damon_state, DAMON_OWN_VADDR);
+
+	snprintf(why, len, "%s", a->damon.why);
+	a->use_damon = !err;
+	return err;
+}
 
 /* Migrate or observe, from the topology and the flags; says which and why. */
 static void set_mode(struct agent *a)
@@ -611,8 +625,10 @@ static int epoch(struct agent *a)
 	drained = sampler__drain(&a->s, &a->tr);
 	if (drained < 0)
 		pr_warn("draining the heat map failed: %s", strerror(-drained));
-	if (a->use_damon)
+	if (a->use_damon) {
 		drained += damon__drain(&a->damon, &a->tr);
+		damon__set_targets(&a->damon, &a->tr);
+	}
 
 	for (uint32_t i = 0; i < a->tr.nr_targets; i++) {
 		struct target *t = &a->tr.targets[i];
@@ -932,6 +948,8 @@ int main(int argc, char **argv)
 			err, cfg.pin_dir);
 	snprintf(state_path, sizeof(state_path), "%s/kernel-settings.state", cfg.run_dir);
 	ksettings__recover(cfg.sysfs_root, state_path);
+	snprintf(a.damon_state, sizeof(a.damon_state), "%s/damon.state", cfg.run_dir);
+	damon__recover(cfg.sysfs_root, a.damon_state);
 
 	if ((err = topology__load(&a.topo, cfg.sysfs_root, cfg.fast_nodes, cfg.slow_nodes)))
 		goto out;
@@ -970,16 +988,20 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* damon: the fault hook for first touches, DAMON's regions for the rest. */
-	a.use_damon = !strcmp(cfg.source, "damon");
-	if (a.use_damon)
-		so.source = "fault";
-	if ((err = sampler__open(&a.s, &so)))
-		goto out;
-	if (a.use_damon) {
-		if ((err = damon__open(&a.damon, cfg.sysfs_root))) {
+	if (!strcmp(cfg.source, "damon")) {
+		if ((err = damon__open(&a.damon, cfg.sysfs_root, a.damon_state, DAMON_ANY))) {
 			pr_err("source damon: %s", a.damon.why);
 			goto out;
 		}
+		a.use_damon = true;
+		so.source = "fault";
+	} else if (!strcmp(cfg.source, "auto")) {
+		so.try_damon = try_own_damon;
+		so.damon_ctx = &a;
+	}
+	if ((err = sampler__open(&a.s, &so)))
+		goto out;
+	if (!strcmp(cfg.source, "damon")) {
 		snprintf(a.s.source, sizeof(a.s.source), "damon");
 		snprintf(a.s.source_why, sizeof(a.s.source_why), "%s; first touches from the page-fault tracepoint",
 			 a.damon.why);
@@ -996,6 +1018,8 @@ int main(int argc, char **argv)
 	if ((err = targets__init(&cfg.specs, &a.s)))
 		goto out;
 	targets__refresh(&cfg.specs, &a.tr, &a.s);
+	if (a.use_damon)
+		damon__set_targets(&a.damon, &a.tr);
 	if (!a.tr.nr_targets && !cfg.specs.nr_comms && !cfg.specs.nr_cgroups) {
 		pr_err("no target process left to manage");
 		err = -ESRCH;
@@ -1020,6 +1044,7 @@ int main(int argc, char **argv)
 	a.st.m = &a.m;
 	a.st.policy = &a.policy;
 	a.st.km = &a.km;
+	a.st.damon = a.use_damon ? &a.damon : NULL;
 	if ((err = control__open(&a.ctl, cfg.run_dir, cfg.metrics_addr, cfg.metrics_port)))
 		goto out;
 	if (cfg.metrics_port)

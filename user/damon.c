@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-/* Design notes live in bpf/damon.bpf.c. */
+/* Design notes live in bpf/damon.bpf.c and damon.h. */
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,8 +15,37 @@
 #include "util.h"
 
 #define ADMIN "/sys/kernel/mm/damon/admin/kdamonds"
+#define CTX ADMIN "/0/contexts/0"
 #define PM_PRESENT (1ULL << 63)
 #define PM_PFN_MASK ((1ULL << 55) - 1)
+#define MAX_RAM_RANGES 16
+
+static int read_trim(const char *root, const char *path, char *buf, size_t len)
+{
+	int err = read_text(root, path, buf, len);
+
+	if (!err)
+		buf[strcspn(buf, "\n")] = '\0';
+	return err;
+}
+
+static int read_int(const char *root, const char *path, long *out)
+{
+	char buf[32];
+	int err = read_trim(root, path, buf, sizeof(buf));
+
+	if (!err && sscanf(buf, "%ld", out) != 1)
+		err = -EINVAL;
+	return err;
+}
+
+static int write_int(const char *root, const char *path, long v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	return write_text(root, path, buf);
+}
 
 static int on_region(void *ctx, void *data, size_t len)
 {
@@ -33,29 +63,87 @@ static int on_region(void *ctx, void *data, size_t len)
 		d->cap = cap;
 	}
 	d->regions[d->nr++] = *(struct cxlt_damon_region *)data;
-	d->regions_seen++;
 	return 0;
 }
 
-int damon__open(struct damon_src *d, const char *root)
+/*
+ * The state file names what we started, with enough of its configuration that
+ * the next start can tell it from a kdamond someone set up after we died.
+ */
+static void save_state(const struct damon_src *d)
 {
-	char state[32] = "", ops[32] = "";
+	char tmp[520];
+	FILE *f;
+	int fd;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", d->state_path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || !(f = fdopen(fd, "w"))) {
+		pr_warn("cannot write %s: %s (a SIGKILLed agent's kdamond would stay behind)",
+			tmp, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	fprintf(f, "pid %d ops %s nr_targets %u first %d\n", d->kdamond_pid, d->ops, d->nr_pids,
+		d->nr_pids ? d->pids[0] : 0);
+	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, d->state_path))
+		pr_warn("cannot write %s: %s", d->state_path, strerror(errno));
+}
+
+static void remove_own(const char *root)
+{
+	char state[16] = "";
+
+	if (!read_trim(root, ADMIN "/0/state", state, sizeof(state)) && !strcmp(state, "on"))
+		write_text(root, ADMIN "/0/state", "off");
+	write_text(root, ADMIN "/nr_kdamonds", "0");
+}
+
+int damon__recover(const char *root, const char *state_path)
+{
+	char line[200], ops[16], cur_ops[16] = "", state[16] = "";
+	int pid, first, mine = 0;
+	unsigned int nr_targets;
+	long nr = 0, cur_pid = -1, cur_nr_targets = -1, cur_first = 0;
+	FILE *f = fopen(state_path, "re");
+
+	if (!f)
+		return 0;
+	if (!fgets(line, sizeof(line), f) ||
+	    sscanf(line, "pid %d ops %15s nr_targets %u first %d", &pid, ops, &nr_targets, &first) != 4) {
+		pr_warn("%s: not a state file this agent wrote; ignoring it", state_path);
+		fclose(f);
+		unlink(state_path);
+		return 0;
+	}
+	fclose(f);
+	if (!read_int(root, ADMIN "/nr_kdamonds", &nr) && nr == 1) {
+		read_trim(root, ADMIN "/0/state", state, sizeof(state));
+		read_int(root, ADMIN "/0/pid", &cur_pid);
+		read_trim(root, CTX "/operations", cur_ops, sizeof(cur_ops));
+		read_int(root, CTX "/targets/nr_targets", &cur_nr_targets);
+		if (cur_nr_targets > 0)
+			read_int(root, CTX "/targets/0/pid_target", &cur_first);
+		/* Running: the very thread we started.  Stopped: the configuration we left. */
+		mine = !strcmp(state, "on") ? cur_pid == pid :
+		       !strcmp(cur_ops, ops) && cur_nr_targets == nr_targets &&
+		       (!nr_targets || cur_first == first);
+	}
+	if (mine) {
+		remove_own(root);
+		pr_info("stopped and removed the kdamond (pid %d) an agent that did not stop cleanly left running", pid);
+	} else {
+		pr_info("%s: the kdamond it names is gone or is no longer ours: leaving DAMON alone", state_path);
+	}
+	unlink(state_path);
+	return mine;
+}
+
+static int attach_bpf(struct damon_src *d)
+{
 	int err;
 
-	memset(d, 0, sizeof(*d));
-	if (read_text(root, ADMIN "/0/state", state, sizeof(state)) || strncmp(state, "on", 2)) {
-		snprintf(d->why, sizeof(d->why), "no running kdamond under %s%s (the agent observes one, it does not start its own yet)",
-			 root ? root : "", ADMIN);
-		return -ENOENT;
-	}
-	read_text(root, ADMIN "/0/contexts/0/operations", ops, sizeof(ops));
-	ops[strcspn(ops, "\n")] = '\0';
-	snprintf(d->ops, sizeof(d->ops), "%s", ops);
-	if (strcmp(d->ops, "paddr")) {
-		snprintf(d->why, sizeof(d->why), "the running kdamond monitors '%s'; only a paddr context can be mapped to the targets' pages here",
-			 d->ops);
-		return -ENOTSUP;
-	}
 	d->skel = damon_bpf__open_and_load();
 	if (!d->skel) {
 		err = -errno;
@@ -63,30 +151,270 @@ int damon__open(struct damon_src *d, const char *root)
 			 strerror(-err));
 		return err;
 	}
+	d->skel->bss->kdamond_pid = d->kdamond_pid;
 	d->link = bpf_program__attach(d->skel->progs.cxlt_damon_region);
 	if (!d->link) {
 		err = -errno;
 		snprintf(d->why, sizeof(d->why), "cannot attach to damon:damon_aggregated: %s", strerror(-err));
-		damon__close(d);
 		return err;
 	}
 	d->rb = ring_buffer__new(bpf_map__fd(d->skel->maps.cxlt_damon_regions), on_region, d, NULL);
-	if (!d->rb) {
-		err = -errno;
-		damon__close(d);
+	if (!d->rb)
+		return -errno;
+	return 0;
+}
+
+static int observe(struct damon_src *d)
+{
+	long pid = -1;
+
+	read_trim(d->root, CTX "/operations", d->ops, sizeof(d->ops));
+	if (strcmp(d->ops, "paddr")) {
+		snprintf(d->why, sizeof(d->why), "the running kdamond (someone else's) monitors '%s'; only a paddr context can be mapped to the targets' pages",
+			 d->ops);
+		return -ENOTSUP;
+	}
+	read_int(d->root, ADMIN "/0/pid", &pid);
+	d->kdamond_pid = (int)pid;
+	snprintf(d->why, sizeof(d->why), "regions of the running kdamond (pid %d, %s), observed only: it is not ours",
+		 d->kdamond_pid, d->ops);
+	return attach_bpf(d);
+}
+
+/*
+ * The top-level System RAM ranges of /proc/iomem, the regions a paddr
+ * context of ours monitors; their number, or -errno.
+ */
+static int ram_ranges(uint64_t (*r)[2], int max)
+{
+	char line[256];
+	int n = 0;
+	FILE *f = fopen("/proc/iomem", "re");
+
+	if (!f)
+		return -errno;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		uint64_t s, e;
+
+		if (line[0] == ' ' || !strstr(line, ": System RAM") ||
+		    sscanf(line, "%" SCNx64 "-%" SCNx64, &s, &e) != 2 || e <= s)
+			continue;
+		r[n][0] = s;
+		r[n][1] = e + 1;
+		n++;
+	}
+	fclose(f);
+	return n ? n : -ENOENT;
+}
+
+static int configure_paddr(struct damon_src *d)
+{
+	uint64_t r[MAX_RAM_RANGES][2];
+	int n = ram_ranges(r, MAX_RAM_RANGES), err;
+	char path[200];
+
+	if (n < 0)
+		return n;
+	if ((err = write_int(d->root, CTX "/targets/nr_targets", 1)) ||
+	    (err = write_int(d->root, CTX "/targets/0/regions/nr_regions", n)))
+		return err;
+	for (int i = 0; i < n; i++) {
+		char v[32];
+
+		snprintf(path, sizeof(path), CTX "/targets/0/regions/%d/start", i);
+		snprintf(v, sizeof(v), "%" PRIu64, r[i][0]);
+		if ((err = write_text(d->root, path, v)))
+			return err;
+		snprintf(path, sizeof(path), CTX "/targets/0/regions/%d/end", i);
+		snprintf(v, sizeof(v), "%" PRIu64, r[i][1]);
+		if ((err = write_text(d->root, path, v)))
+			return err;
+	}
+	return 0;
+}
+
+static int start_own(struct damon_src *d, enum damon_mode mode)
+{
+	char avail[128] = "";
+	int err;
+
+	d->own = true;
+	snprintf(d->ops, sizeof(d->ops), "-");
+	save_state(d);	/* before the first change: SIGKILL may come at any point */
+	if ((err = write_text(d->root, ADMIN "/nr_kdamonds", "1"))) {
+		snprintf(d->why, sizeof(d->why), "cannot create a kdamond: %s (someone else took DAMON?)",
+			 strerror(-err));
+		d->own = false;
+		unlink(d->state_path);
 		return err;
 	}
-	snprintf(d->why, sizeof(d->why), "regions of the running kdamond (%s), observed only", d->ops);
+	if ((err = write_text(d->root, ADMIN "/0/contexts/nr_contexts", "1"))) {
+		snprintf(d->why, sizeof(d->why), "cannot create a DAMON context: %s", strerror(-err));
+		return err;
+	}
+	read_trim(d->root, CTX "/avail_operations", avail, sizeof(avail));
+	/* Without avail_operations (before 5.19) vaddr is the one every DAMON kernel has. */
+	snprintf(d->ops, sizeof(d->ops), "%s",
+		 !avail[0] || strstr(avail, "vaddr") ? "vaddr" : strstr(avail, "paddr") ? "paddr" : "");
+	if (!d->ops[0] || (mode == DAMON_OWN_VADDR && strcmp(d->ops, "vaddr"))) {
+		snprintf(d->why, sizeof(d->why), "this kernel's DAMON has no vaddr operations (it has: %s)",
+			 avail[0] ? avail : "none");
+		return -ENOTSUP;
+	}
+	save_state(d);
+	if ((err = write_text(d->root, CTX "/operations", d->ops)) ||
+	    (err = write_int(d->root, CTX "/monitoring_attrs/intervals/sample_us", DAMON_SAMPLE_US)) ||
+	    (err = write_int(d->root, CTX "/monitoring_attrs/intervals/aggr_us", DAMON_AGGR_US)) ||
+	    (err = write_int(d->root, CTX "/monitoring_attrs/nr_regions/min", 10)) ||
+	    (err = write_int(d->root, CTX "/monitoring_attrs/nr_regions/max", 1000))) {
+		snprintf(d->why, sizeof(d->why), "cannot configure our kdamond: %s", strerror(-err));
+		return err;
+	}
+	if (!strcmp(d->ops, "paddr")) {
+		/* One target for the whole machine: it starts now and runs until we stop. */
+		if ((err = configure_paddr(d)) || (err = write_text(d->root, ADMIN "/0/state", "on"))) {
+			snprintf(d->why, sizeof(d->why), "cannot start our paddr kdamond: %s", strerror(-err));
+			return err;
+		}
+		long pid = -1;
+
+		read_int(d->root, ADMIN "/0/pid", &pid);
+		d->kdamond_pid = (int)pid;
+		save_state(d);
+	}
+	if ((err = attach_bpf(d)))
+		return err;
+	snprintf(d->why, sizeof(d->why), "the agent's own kdamond (%s, sampling every %d ms, aggregating every %d ms)%s",
+		 d->ops, DAMON_SAMPLE_US / 1000, DAMON_AGGR_US / 1000,
+		 strcmp(d->ops, "vaddr") ? "; regions mapped to pages through page frames" : "");
 	return 0;
+}
+
+int damon__open(struct damon_src *d, const char *root, const char *state_path, enum damon_mode mode)
+{
+	long nr;
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	d->root = root;
+	snprintf(d->state_path, sizeof(d->state_path), "%s", state_path);
+	if (read_int(root, ADMIN "/nr_kdamonds", &nr)) {
+		snprintf(d->why, sizeof(d->why), "this kernel has no DAMON sysfs interface (%s%s)",
+			 root ? root : "", ADMIN);
+		return -ENOENT;
+	}
+	if (nr > 0) {
+		char state[16] = "";
+
+		read_trim(root, ADMIN "/0/state", state, sizeof(state));
+		if (mode == DAMON_ANY && !strcmp(state, "on")) {
+			err = observe(d);
+		} else {
+			snprintf(d->why, sizeof(d->why), "DAMON is someone else's (%ld kdamond%s set up, kdamond 0 %s): the agent never changes it%s",
+				 nr, nr == 1 ? "" : "s", !strcmp(state, "on") ? "running" : "stopped",
+				 !strcmp(state, "on") ? "; --source damon observes it" : "");
+			return -EBUSY;
+		}
+	} else {
+		err = start_own(d, mode);
+	}
+	if (err) {
+		char why[sizeof(d->why)];
+
+		memcpy(why, d->why, sizeof(why));
+		damon__close(d);
+		memcpy(d->why, why, sizeof(why));
+	}
+	return err;
+}
+
+/* The live targets, in the tracker's order; true when they differ from what DAMON has. */
+static bool targets_changed(struct damon_src *d, const struct tracker *tr, pid_t *want, uint32_t *n)
+{
+	*n = 0;
+	for (uint32_t i = 0; i < tr->nr_targets; i++)
+		if (!tr->targets[i].gone)
+			want[(*n)++] = tr->targets[i].pid;
+	return *n != d->nr_pids || memcmp(want, d->pids, *n * sizeof(*want));
+}
+
+int damon__set_targets(struct damon_src *d, const struct tracker *tr)
+{
+	char state[16] = "", path[200];
+	bool running;
+	uint32_t n;
+	pid_t *want;
+	long pid = -1;
+	int err = 0;
+
+	if (!d->own || strcmp(d->ops, "vaddr"))
+		return 0;
+	read_trim(d->root, ADMIN "/0/state", state, sizeof(state));
+	running = !strcmp(state, "on");
+	want = calloc(tr->nr_targets + 1, sizeof(*want));
+	if (!want)
+		return -ENOMEM;
+	/* A kdamond whose targets all exited stops by itself: start it again if any are left. */
+	if (!targets_changed(d, tr, want, &n) && running == (n > 0))
+		goto out;
+	if (n > d->cap_pids) {
+		pid_t *p = realloc(d->pids, n * sizeof(*p));
+
+		if (!p) {
+			err = -ENOMEM;
+			goto out;
+		}
+		d->pids = p;
+		d->cap_pids = n;
+	}
+	d->nr_pids = 0;	/* until DAMON has taken the list: retried next epoch on failure */
+	if (!n) {
+		if (running)
+			err = write_text(d->root, ADMIN "/0/state", "off");
+		goto saved;
+	}
+	if ((err = write_int(d->root, CTX "/targets/nr_targets", n)))
+		goto fail;
+	for (uint32_t i = 0; i < n; i++) {
+		snprintf(path, sizeof(path), CTX "/targets/%u/pid_target", i);
+		if ((err = write_int(d->root, path, want[i])))
+			goto fail;
+	}
+	/* A target that exits right now makes DAMON refuse the list: next epoch retries. */
+	if ((err = write_text(d->root, ADMIN "/0/state", running ? "commit" : "on")))
+		goto fail;
+	memcpy(d->pids, want, n * sizeof(*want));
+	d->nr_pids = n;
+	d->commits++;
+	read_int(d->root, ADMIN "/0/pid", &pid);
+	if (pid != d->kdamond_pid) {
+		d->kdamond_pid = (int)pid;
+		d->skel->bss->kdamond_pid = d->kdamond_pid;
+		pr_info("damon: our kdamond (pid %d) monitors %u target%s", d->kdamond_pid, n, n == 1 ? "" : "s");
+	}
+saved:
+	save_state(d);
+	goto out;
+fail:
+	pr_warn("damon: cannot give our kdamond its %u targets: %s (retrying next epoch)", n, strerror(-err));
+out:
+	free(want);
+	return err;
 }
 
 void damon__close(struct damon_src *d)
 {
+	if (d->own) {
+		remove_own(d->root);
+		unlink(d->state_path);
+		pr_info("damon: stopped and removed our kdamond");
+	}
 	ring_buffer__free(d->rb);
 	bpf_link__destroy(d->link);
 	if (d->skel)
 		damon_bpf__destroy(d->skel);
 	free(d->regions);
+	free(d->pids);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -94,68 +422,128 @@ static int cmp_region(const void *a, const void *b)
 {
 	const struct cxlt_damon_region *x = a, *y = b;
 
+	if (x->target_id != y->target_id)
+		return x->target_id < y->target_id ? -1 : 1;
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The accesses of the region holding phys, or 0. */
-static uint32_t accesses_at(const struct damon_src *d, uint64_t phys)
+/* The accesses of the region in r[lo, hi) (sorted, disjoint) holding addr, or 0. */
+static uint32_t accesses_at(const struct cxlt_damon_region *r, size_t lo, size_t hi, uint64_t addr)
 {
-	size_t lo = 0, hi = d->nr;
+	size_t end = hi;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
-		if (d->regions[mid].end <= phys)
+		if (r[mid].end <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < d->nr && d->regions[lo].start <= phys ? d->regions[lo].nr_accesses : 0;
+	return lo < end && r[lo].start <= addr ? r[lo].nr_accesses : 0;
+}
+
+/* Regions r[*lo, *hi) of one target id. */
+static void target_span(const struct damon_src *d, uint32_t id, size_t *lo, size_t *hi)
+{
+	size_t a = 0, b = d->nr;
+
+	while (a < b) {
+		size_t mid = (a + b) / 2;
+
+		if (d->regions[mid].target_id < id)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	*lo = a;
+	while (a < d->nr && d->regions[a].target_id == id)
+		a++;
+	*hi = a;
+}
+
+struct batch {
+	struct tracker *tr;
+	struct cxlt_page_key keys[1024];
+	struct cxlt_page_val vals[1024];
+	uint32_t n;
+	int sampled;
+};
+
+static void batch_add(struct batch *b, pid_t pid, uint64_t addr, uint32_t acc)
+{
+	b->keys[b->n] = (struct cxlt_page_key){ .tgid = pid, .vpage = addr >> CXLT_PAGE_SHIFT };
+	b->vals[b->n++] = (struct cxlt_page_val){ .samples = acc };
+	if (b->n == ARRAY_SIZE(b->keys)) {
+		tracker__ingest(b->tr, b->keys, b->vals, b->n);
+		b->sampled += b->n;
+		b->n = 0;
+	}
+}
+
+/* vaddr: a target's regions hold its virtual addresses. */
+static void drain_vaddr(struct damon_src *d, struct target *t, struct batch *b)
+{
+	size_t lo, hi;
+	uint32_t id;
+
+	for (id = 0; id < d->nr_pids && d->pids[id] != t->pid; id++)
+		;
+	if (id == d->nr_pids)
+		return;
+	target_span(d, id, &lo, &hi);
+	for (uint32_t i = 0; lo < hi && i < t->pt.nr; i++) {
+		uint64_t addr = t->pt.pages[i].addr;
+		uint32_t acc = accesses_at(d->regions, lo, hi, addr);
+
+		if (acc)
+			batch_add(b, t->pid, addr, acc);
+	}
+}
+
+/* paddr: a page's frame says which region holds it. */
+static void drain_paddr(struct damon_src *d, struct target *t, struct batch *b)
+{
+	size_t page = b->tr->page_size;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (uint32_t i = 0; i < t->pt.nr; i++) {
+		uint64_t ent, addr = t->pt.pages[i].addr;
+		uint32_t acc;
+
+		if (pread(fd, &ent, sizeof(ent), addr / page * sizeof(ent)) != sizeof(ent) ||
+		    !(ent & PM_PRESENT) || !(ent & PM_PFN_MASK))
+			continue;
+		acc = accesses_at(d->regions, 0, d->nr, (ent & PM_PFN_MASK) * page);
+		if (acc)
+			batch_add(b, t->pid, addr, acc);
+	}
+	close(fd);
 }
 
 int damon__drain(struct damon_src *d, struct tracker *tr)
 {
-	struct cxlt_page_key keys[1024];
-	struct cxlt_page_val vals[1024];
-	int sampled = 0;
+	struct batch b = { .tr = tr };
+	bool vaddr = !strcmp(d->ops, "vaddr");
 
 	ring_buffer__consume(d->rb);
 	if (!d->nr)
 		return 0;
 	qsort(d->regions, d->nr, sizeof(*d->regions), cmp_region);
 	for (uint32_t ti = 0; ti < tr->nr_targets; ti++) {
-		struct target *t = &tr->targets[ti];
-		char path[64];
-		uint32_t n = 0;
-		int fd;
-
-		snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		for (uint32_t i = 0; i < t->pt.nr; i++) {
-			uint64_t ent, addr = t->pt.pages[i].addr;
-			uint32_t acc;
-
-			if (pread(fd, &ent, sizeof(ent), addr / tr->page_size * sizeof(ent)) != sizeof(ent) ||
-			    !(ent & PM_PRESENT) || !(ent & PM_PFN_MASK))
-				continue;
-			acc = accesses_at(d, (ent & PM_PFN_MASK) * tr->page_size);
-			if (!acc)
-				continue;
-			keys[n] = (struct cxlt_page_key){ .tgid = t->pid, .vpage = addr >> CXLT_PAGE_SHIFT };
-			vals[n++] = (struct cxlt_page_val){ .samples = acc };
-			if (n == 1024) {
-				tracker__ingest(tr, keys, vals, n);
-				sampled += n;
-				n = 0;
-			}
-		}
-		close(fd);
-		tracker__ingest(tr, keys, vals, n);
-		sampled += n;
+		if (vaddr)
+			drain_vaddr(d, &tr->targets[ti], &b);
+		else
+			drain_paddr(d, &tr->targets[ti], &b);
 	}
-	d->pages_matched += sampled;
+	tracker__ingest(tr, b.keys, b.vals, b.n);
+	b.sampled += b.n;
+	d->pages_matched += b.sampled;
 	d->nr = 0;
-	return sampled;
+	return b.sampled;
 }

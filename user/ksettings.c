@@ -15,21 +15,6 @@
 #define SCAN_PERIOD_MAX "/sys/kernel/debug/sched/numa_balancing/scan_period_max_ms"
 #define SCAN_PERIOD_MIN "/sys/kernel/debug/sched/numa_balancing/scan_period_min_ms"
 
-static int write_text(const char *root, const char *path, const char *val)
-{
-	char full[512];
-	int fd, err = 0;
-
-	snprintf(full, sizeof(full), "%s%s", root, path);
-	fd = open(full, O_WRONLY | O_CLOEXEC | O_TRUNC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 bool ksettings__hint_capable(const char *root)
 {
 	char full[512];

@@ -522,6 +522,23 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 				 "memory-sampling PMU not usable (%s)", strerror(-err));
 		s->pmu.nr = 0;
 	}
+	if (!strcmp(src, "auto") && o->try_damon) {
+		char why[200];
+
+		if (!o->try_damon(o->damon_ctx, why, sizeof(why))) {
+			snprintf(s->source_why + strlen(s->source_why),
+				 sizeof(s->source_why) - strlen(s->source_why),
+				 "; %s; first touches from the page-fault tracepoint", why);
+			err = attach_fault(s);
+			snprintf(s->source, sizeof(s->source), "damon");
+			if (err) {
+				pr_err("cannot attach the page-fault hook: %s", strerror(-err));
+				goto fail;
+			}
+			return 0;
+		}
+		pr_info("source auto: no DAMON of our own: %s", why);
+	}
 	if (!strcmp(src, "fault-perf")) {
 		err = attach_fault_perf(s);
 		snprintf(s->source, sizeof(s->source), "fault-perf");

@@ -27,6 +27,13 @@ struct sampler_opts {
 	 */
 	const char *source;
 	bool allow_hint;	/* auto may pick hint (the caller will set the kernel up) */
+	/*
+	 * auto tries this after pmu and before hint: the caller starts its own
+	 * DAMON (vaddr) and returns 0, or says why not in why; the sampler
+	 * then adds the fault hook for first touches and names the source damon.
+	 */
+	int (*try_damon)(void *ctx, char *why, size_t len);
+	void *damon_ctx;
 	const char *pin_dir;
 	const char *sysfs_root;	/* for PMU discovery */
 	uint32_t heat_entries;
@@ -47,7 +54,7 @@ struct sampler {
 	int nr_links;
 	char pin_dir[256];
 	char source[64];	/* what is attached: a name, or "name:weight,..." */
-	char source_why[320];	/* why that one */
+	char source_why[400];	/* why that one */
 	int heat_fd, targets_fd, cgroups_fd, stats_fd;
 	uint32_t nr_cgroups;
 	struct cxlt_page_key *keys;

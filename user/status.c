@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "damon.h"
 #include "status.h"
 #include "util.h"
 
@@ -105,6 +106,18 @@ struct json_object *status__json(const struct agent_state *st)
 		ADD(sampler, "evicted_estimate",
 		    U64(stats[CXLT_STAT_NEW_PAGES] > st->s->drained ?
 			stats[CXLT_STAT_NEW_PAGES] - st->s->drained : 0));
+	}
+	if (st->damon) {
+		struct json_object *d = json_object_new_object();
+
+		ADD(d, "owner", json_object_new_string(st->damon->own ? "agent" : "someone else (observed only)"));
+		ADD(d, "operations", json_object_new_string(st->damon->ops));
+		ADD(d, "kdamond_pid", json_object_new_int(st->damon->kdamond_pid));
+		ADD(d, "targets", U64(st->damon->nr_pids));
+		ADD(d, "commits", U64(st->damon->commits));
+		ADD(d, "regions_seen", U64(st->damon->regions_seen));
+		ADD(d, "pages_sampled", U64(st->damon->pages_matched));
+		ADD(sampler, "damon", d);
 	}
 	ADD(root, "sampler", sampler);
 

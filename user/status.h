@@ -25,6 +25,7 @@ struct agent_state {
 	const struct mover *m;
 	const struct policy_host *policy;
 	const struct kmigrate *km;	/* may be unloaded */
+	const struct damon_src *damon;	/* NULL unless the source is damon */
 	const char *mode;	/* "migrate" or "observe" */
 	const char *mode_why;
 	double started;		/* wall clock */

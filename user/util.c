@@ -199,6 +199,22 @@ int read_text(const char *root, const char *path, char *buf, size_t len)
 	return err;
 }
 
+int write_text(const char *root, const char *path, const char *val)
+{
+	char full[4096];
+	size_t len = strlen(val);
+	int fd, err = 0;
+
+	snprintf(full, sizeof(full), "%s%s", root ? root : "", path);
+	fd = open(full, O_WRONLY | O_CLOEXEC | O_TRUNC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, len) != (ssize_t)len)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 double now_sec(void)
 {
 	struct timespec ts;

@@ -39,6 +39,8 @@ char *format_nodelist(uint64_t mask, char *buf, size_t len);
 
 /* Reads a whole small file under root (NULL or "" = the real "/"). */
 int read_text(const char *root, const char *path, char *buf, size_t len);
+/* Writes val to root+path (sysfs, procfs); -errno, the kernel's refusal included. */
+int write_text(const char *root, const char *path, const char *val);
 
 double now_sec(void);
 

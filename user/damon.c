@@ -63,6 +63,7 @@ static int on_region(void *ctx, void *data, size_t len)
 		d->cap = cap;
 	}
 	d->regions[d->nr++] = *(struct cxlt_damon_region *)data;
+	d->regions_seen++;
 	return 0;
 }
 

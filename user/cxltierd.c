@@ -941,6 +941,18 @@ int main(int argc, char **argv)
 		err = lock_fd;
 		goto out;
 	}
+	/*
+	 * Before the first change to the kernel: a stop signal from here on ends
+	 * the loop or the set-up through the cleanup path, and a closed log pipe
+	 * (SIGPIPE) does not kill the agent with the kernel settings changed.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	sfd = setup_signals();
+	if (sfd < 0) {
+		err = sfd;
+		pr_err("cannot set up signal handling: %s", strerror(-err));
+		goto out;
+	}
 	/* We hold the lock, so pins and state found now were left by an agent that died. */
 	err = sampler__remove_pins(cfg.pin_dir);
 	if (err > 0)
@@ -1023,12 +1035,6 @@ int main(int argc, char **argv)
 	if (!a.tr.nr_targets && !cfg.specs.nr_comms && !cfg.specs.nr_cgroups) {
 		pr_err("no target process left to manage");
 		err = -ESRCH;
-		goto out;
-	}
-	sfd = setup_signals();
-	if (sfd < 0) {
-		err = sfd;
-		pr_err("cannot set up signal handling: %s", strerror(-err));
 		goto out;
 	}
 

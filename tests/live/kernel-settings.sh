@@ -53,6 +53,15 @@ grep -q "removed [0-9]* stale pins" "$work/second.log" || fail "the restart did 
 [ ! -e "$work/run/kernel-settings.state" ] || fail "state file left after a clean run"
 [ ! -e /sys/fs/bpf/cxltier ] || fail "pins left after a clean run"
 
+# The log pipe closes under the agent (`| head`, a restarted log reader): it must
+# not die of SIGPIPE with the settings changed.
+"$BUILD/cxltierd" --pid "$sleeper" --source hint --epoch-ms 100 --duration 2 --run-dir "$work/run" 2>&1 |
+	head -n 1 > /dev/null || true
+for _ in $(seq 60); do pgrep -f "cxltierd --pid $sleeper" > /dev/null || break; sleep 0.1; done
+[ "$(cat $nb)" = "$nb0" ] && [ "$(cat $rl)" = "$rl0" ] ||
+	fail "settings not back after the log pipe closed: $(cat $nb) $(cat $rl)"
+[ ! -e "$work/run/kernel-settings.state" ] || fail "the agent died with its log pipe (state file left)"
+
 # Someone else's tiering: refused, then taken over and given back.
 echo 2 > $nb
 start third.log --duration 0.5

@@ -10,7 +10,15 @@ SECS=${SECS:-4}
 ROUNDS=${ROUNDS:-3}
 work=$(mktemp -d)
 stats0=$(cat /proc/sys/kernel/bpf_stats_enabled)
-trap 'echo "$stats0" > /proc/sys/kernel/bpf_stats_enabled; rm -rf "$work"' EXIT
+nb0=$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo)
+rl0=$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps 2>/dev/null || echo)
+restore() {
+	echo "$stats0" > /proc/sys/kernel/bpf_stats_enabled
+	[ -z "$nb0" ] || echo "$nb0" > /proc/sys/kernel/numa_balancing
+	[ -z "$rl0" ] || echo "$rl0" > /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
+	rm -rf "$work"
+}
+trap restore EXIT
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
 
 ops() { sed -n 's/.*ops_per_sec=\([0-9]*\).*/\1/p' "$1"; }
@@ -19,6 +27,15 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 alone() {
 	"$BUILD/tierbench" --size 256M --hot 0.25 --duration "$SECS" > "$work/alone.out"
 	ops "$work/alone.out"
+}
+# The kernel's share of the hint source: its scanner in the mode the agent sets, no agent.
+scanner() {
+	echo 0 > /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
+	echo 3 > /proc/sys/kernel/numa_balancing
+	"$BUILD/tierbench" --size 256M --hot 0.25 --duration "$SECS" > "$work/scan.out"
+	echo "$nb0" > /proc/sys/kernel/numa_balancing
+	echo "$rl0" > /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
+	ops "$work/scan.out"
 }
 attached() { # SOURCE
 	mkfifo "$work/go"
@@ -42,17 +59,26 @@ attached() { # SOURCE
 }
 
 printf '%-11s %12s %12s %7s %12s %s\n' source "alone ops/s" "with ops/s" ratio "samples/s" "BPF ns/run"
-for src in fault hint fault-perf; do
+for src in ${SOURCES:-fault hint scanner fault-perf}; do
+	[ "$src" != scanner ] || [ -n "$nb0" ] || continue
 	: > "$work/a" ; : > "$work/w"
 	for _ in $(seq "$ROUNDS"); do
 		alone >> "$work/a"
-		attached "$src" >> "$work/w" || { echo "$src: failed"; continue 2; }
+		if [ "$src" = scanner ]; then
+			scanner >> "$work/w"
+			echo 0 >> "$work/kept.$src"
+		else
+			attached "$src" >> "$work/w" || { echo "$src: failed"; continue 2; }
+		fi
 	done
 	a=$(median < "$work/a")
 	w=$(median < "$work/w")
 	kept=$(median < "$work/kept.$src")
-	rt=$(tail -3 "$work/runtime.$src" | awk -F'[=/]' '$3 > 0 { printf "%s %.0f ", $1, $2 / $3 }')
+	rt=""
+	[ ! -f "$work/runtime.$src" ] ||
+		rt=$(tail -3 "$work/runtime.$src" | awk -F'[=/]' '$3 > 0 { printf "%s %.0f ", $1, $2 / $3 }')
 	printf '%-11s %12s %12s %7.3f %12.0f %s\n' "$src" "$a" "$w" "$(echo "$w / $a" | bc -l)" \
 		"$(echo "$kept / ($SECS - 1)" | bc -l)" "${rt:-n/a}"
 done
-echo "(median of $ROUNDS runs of ${SECS}s each, 1 tierbench thread, 256 MiB; the agent in observe mode here)"
+echo "(median of $ROUNDS runs of ${SECS}s each, 1 tierbench thread, 256 MiB; the agent in observe mode here;"
+echo " scanner: the kernel's NUMA scanner in the hint source's mode, no agent: the kernel's share of hint)"

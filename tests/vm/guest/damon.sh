@@ -46,7 +46,10 @@ cold=$((cold - hot))
 res damon_hot_pages "$hot"
 res damon_seconds_to_90pct "${reached:-never}"
 res damon_cold_on_node1 "$(placement_of /tmp/tb.out cold 1)"
-res damon_heat_samples "$(jq '.sampler.damon.pages_sampled // 0' /tmp/status.json)"
+res damon_regions_seen "$(jq '.sampler.damon.regions_seen // 0' /tmp/status.json)"
+res damon_pages_sampled "$(jq '.sampler.damon.pages_sampled // 0' /tmp/status.json)"
+jq -e '.sampler.damon.owner == "agent" and .sampler.damon.regions_seen > 0 and .sampler.damon.pages_sampled > 0' \
+	/tmp/status.json > /dev/null || fail "status: $(jq -c .sampler.damon /tmp/status.json)"
 [ -n "$reached" ] || fail "90% of the hot set never reached node 0 with DAMON"
 awk -v r="$reached" 'BEGIN { exit !(r <= 30) }' || fail "90% of the hot set took ${reached}s (> 30 s)"
 # DAMON's first regions are coarse (a few thousand pages, hot and cold mixed) and the

@@ -1,0 +1,190 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Who owns a kdamond, against DAMON sysfs trees built in a temporary
+ * directory: after SIGKILL the next start removes only the kdamond its state
+ * file names, and a kdamond someone else set up is refused, never changed.
+ * The real kernel path (our own kdamond started, committed, removed) runs in
+ * the emulated machine: tests/vm/damon.sh.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "damon.h"
+#include "util.h"
+
+#define KD "/sys/kernel/mm/damon/admin/kdamonds"
+
+struct tree {
+	char root[64];
+	char state[128];
+};
+
+static void put(const struct tree *t, const char *path, const char *val)
+{
+	char full[512], *slash;
+	FILE *f;
+
+	snprintf(full, sizeof(full), "%s%s", t->root, path);
+	for (slash = strchr(full + strlen(t->root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = '\0';
+		mkdir(full, 0700);
+		*slash = '/';
+	}
+	f = fopen(full, "w");
+	assert_non_null(f);
+	fputs(val, f);
+	fclose(f);
+}
+
+static const char *get(const struct tree *t, const char *path)
+{
+	static char buf[64];
+
+	assert_int_equal(read_text(t->root, path, buf, sizeof(buf)), 0);
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
+/* A running vaddr kdamond with one target, as the kernel shows it. */
+static void kdamond(const struct tree *t, const char *state, const char *pid, const char *target)
+{
+	put(t, KD "/nr_kdamonds", "1\n");
+	put(t, KD "/0/state", state);
+	put(t, KD "/0/pid", pid);
+	put(t, KD "/0/contexts/nr_contexts", "1\n");
+	put(t, KD "/0/contexts/0/operations", "vaddr\n");
+	put(t, KD "/0/contexts/0/targets/nr_targets", "1\n");
+	put(t, KD "/0/contexts/0/targets/0/pid_target", target);
+}
+
+static int setup(void **state)
+{
+	struct tree *t = calloc(1, sizeof(*t));
+
+	snprintf(t->root, sizeof(t->root), "/tmp/cxlt-damon-XXXXXX");
+	assert_non_null(mkdtemp(t->root));
+	snprintf(t->state, sizeof(t->state), "%s/damon.state", t->root);
+	*state = t;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct tree *t = *state;
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->root);
+	assert_int_equal(system(cmd), 0);
+	free(t);
+	return 0;
+}
+
+static void recover_removes_our_running_kdamond(void **state)
+{
+	struct tree *t = *state;
+
+	kdamond(t, "on\n", "4242\n", "77\n");
+	put(t, "/damon.state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
+	assert_int_equal(damon__recover(t->root, t->state), 1);
+	assert_string_equal(get(t, KD "/0/state"), "off");
+	assert_string_equal(get(t, KD "/nr_kdamonds"), "0");
+	assert_int_equal(access(t->state, F_OK), -1);
+}
+
+static void recover_removes_our_stopped_kdamond(void **state)
+{
+	struct tree *t = *state;
+
+	/* Its targets exited, so it stopped by itself: the configuration is ours. */
+	kdamond(t, "off\n", "-1\n", "77\n");
+	put(t, "/damon.state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
+	assert_int_equal(damon__recover(t->root, t->state), 1);
+	assert_string_equal(get(t, KD "/nr_kdamonds"), "0");
+}
+
+static void recover_leaves_a_kdamond_someone_started_since(void **state)
+{
+	struct tree *t = *state;
+
+	/* Same slot, another thread: someone set DAMON up after our agent died. */
+	kdamond(t, "on\n", "5000\n", "77\n");
+	put(t, "/damon.state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
+	assert_int_equal(damon__recover(t->root, t->state), 0);
+	assert_string_equal(get(t, KD "/0/state"), "on");
+	assert_string_equal(get(t, KD "/nr_kdamonds"), "1");
+	assert_int_equal(access(t->state, F_OK), -1);
+
+	/* Stopped, but not the targets we left. */
+	kdamond(t, "off\n", "-1\n", "99\n");
+	put(t, "/damon.state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
+	assert_int_equal(damon__recover(t->root, t->state), 0);
+	assert_string_equal(get(t, KD "/nr_kdamonds"), "1");
+}
+
+static void recover_ignores_a_forged_state_file(void **state)
+{
+	struct tree *t = *state;
+
+	kdamond(t, "on\n", "4242\n", "77\n");
+	put(t, "/damon.state", "nr_kdamonds 0\n");
+	assert_int_equal(damon__recover(t->root, t->state), 0);
+	assert_string_equal(get(t, KD "/0/state"), "on");
+	assert_int_equal(access(t->state, F_OK), -1);
+	/* No state file: nothing to do. */
+	assert_int_equal(damon__recover(t->root, t->state), 0);
+}
+
+static void open_refuses_someone_elses_damon(void **state)
+{
+	struct tree *t = *state;
+	struct damon_src d;
+
+	/* Set up but stopped: neither observed nor replaced. */
+	kdamond(t, "off\n", "-1\n", "77\n");
+	assert_int_equal(damon__open(&d, t->root, t->state, DAMON_ANY), -EBUSY);
+	assert_non_null(strstr(d.why, "someone else's"));
+	assert_string_equal(get(t, KD "/nr_kdamonds"), "1");
+	assert_string_equal(get(t, KD "/0/state"), "off");
+
+	/* Running: auto never takes it; a vaddr context cannot be mapped when observing. */
+	kdamond(t, "on\n", "4242\n", "77\n");
+	assert_int_equal(damon__open(&d, t->root, t->state, DAMON_OWN_VADDR), -EBUSY);
+	assert_int_equal(damon__open(&d, t->root, t->state, DAMON_ANY), -ENOTSUP);
+	assert_non_null(strstr(d.why, "only a paddr context"));
+	assert_string_equal(get(t, KD "/0/state"), "on");
+	assert_string_equal(get(t, KD "/0/contexts/0/operations"), "vaddr");
+	assert_int_equal(access(t->state, F_OK), -1);
+}
+
+static void open_without_damon_says_so(void **state)
+{
+	struct tree *t = *state;
+	struct damon_src d;
+
+	assert_int_equal(damon__open(&d, t->root, t->state, DAMON_ANY), -ENOENT);
+	assert_non_null(strstr(d.why, "no DAMON sysfs"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(recover_removes_our_running_kdamond, setup, teardown),
+		cmocka_unit_test_setup_teardown(recover_removes_our_stopped_kdamond, setup, teardown),
+		cmocka_unit_test_setup_teardown(recover_leaves_a_kdamond_someone_started_since, setup, teardown),
+		cmocka_unit_test_setup_teardown(recover_ignores_a_forged_state_file, setup, teardown),
+		cmocka_unit_test_setup_teardown(open_refuses_someone_elses_damon, setup, teardown),
+		cmocka_unit_test_setup_teardown(open_without_damon_says_so, setup, teardown),
+	};
+
+	log_verbosity = LOG_ERR;
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

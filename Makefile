@@ -133,6 +133,7 @@ bench: all $(BUILD)/bench_controller $(BUILD)/bench_mover
 	$(Q)BUILD=$(BUILD) tests/bench/replay.sh
 	$(Q)echo "== sampling overhead (emulated CXL machine) =="
 	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/overhead.sh'
+	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/overhead.sh --kernel 6.12'
 	$(Q)echo "== mover throughput (emulated CXL machine) =="
 	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/bench.sh --add $(BUILD)/bench_mover'
 

@@ -1,6 +1,7 @@
 # make bench, emulated part of the sampling overhead: tierbench's operations
 # per second with the agent attached (each source) over without, alternating
-# runs; the hint source pins the NUMA scanner's period here (debugfs).
+# runs; the hint source pins the NUMA scanner's period here (debugfs); damon
+# (the agent's own vaddr kdamond) where the guest kernel has DAMON.
 . /tests/lib.sh
 ops() { sed -n 's/.*ops_per_sec=\([0-9]*\).*/\1/p' "$1"; }
 alone() { tierbench --size 64M --hot 0.25 --duration 4 > /tmp/a.out 2>&1; ops /tmp/a.out; }
@@ -14,7 +15,10 @@ attached() {
 	ops /tmp/w.out
 }
 printf '%-8s %12s %12s %7s\n' source "alone ops/s" "with ops/s" ratio
-for src in fault hint; do
+srcs="fault hint"
+[ -d /sys/kernel/mm/damon/admin ] && srcs="$srcs damon"
+echo "kernel $(uname -r)"
+for src in $srcs; do
 	a=0; w=0
 	for r in 1 2 3; do
 		a=$((a + $(alone)))

@@ -4,7 +4,7 @@
 # (the agent's own vaddr kdamond) where the guest kernel has DAMON.
 . /tests/lib.sh
 ops() { sed -n 's/.*ops_per_sec=\([0-9]*\).*/\1/p' "$1"; }
-alone() { tierbench --size 64M --hot 0.25 --duration 4 > /tmp/a.out 2>&1; ops /tmp/a.out; }
+alone() { tierbench --size 64M --hot 0.25 --duration 5 > /tmp/a.out 2>&1; ops /tmp/a.out; }
 attached() {
 	tierbench --size 64M --hot 0.25 --duration 5 > /tmp/w.out 2>&1 &
 	tb=$!
@@ -26,4 +26,4 @@ for src in $srcs; do
 	done
 	printf '%-8s %12d %12d %7s\n' "$src" $((a / 3)) $((w / 3)) "$(awk -v a="$a" -v w="$w" 'BEGIN { printf "%.3f", w / a }')"
 done
-echo "(means of 3 alternating runs of 4-5 s, 1 thread, 64 MiB, QEMU TCG; the attached run includes the agent's start)"
+echo "(means of 3 alternating runs of 5 s, 1 thread, 64 MiB, QEMU TCG; the attached run includes the agent's start)"

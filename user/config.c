@@ -92,7 +92,7 @@ static const struct key_def keys[] = {
      "a command name of 1 to 15 characters, as in /proc/PID/comm"},
     {"targets", "cgroup", K_CGROUP, OFF(cgroups), 0, 0, "a cgroup v2 directory"},
     {"sampler", "source", K_SOURCE, OFF(source), 0, 0,
-     "auto, pmu, hint, fault, fault-perf or damon, or several with weights such as pmu:4,hint:1"},
+     "auto, pmu, hint, fault, fault-perf, damon, damon-vaddr or damon-paddr, or several with weights such as pmu:4,hint:1"},
     {"sampler", "epoch_ms", K_U32, OFF(epoch_ms), 10, 3600000, "milliseconds from 10 to 3600000"},
     {"sampler", "decay", K_DOUBLE, OFF(decay), 0, 1, "a number from 0 to 1"},
     {"sampler", "scan_epochs", K_U32, OFF(scan_epochs), 1, 1000000,
@@ -130,7 +130,8 @@ static const struct key_def keys[] = {
 static const char *const sections[] = {"topology", "targets", "sampler",
 				       "policy",   "mover",   "output"};
 
-static const char *const sources[] = {"auto", "pmu", "hint", "fault", "fault-perf", "damon"};
+static const char *const sources[] = {"auto",	"pmu",	       "hint",	     "fault",
+				      "fault-perf", "damon", "damon-vaddr", "damon-paddr"};
 
 static const struct {
 	const char *name;

@@ -97,7 +97,8 @@ static const char usage_text[] =
 "                           kernel has NUMA balancing, else fault), pmu, hint,\n"
 "                           fault, fault-perf, or several with weights:\n"
 "                           pmu:4,hint:1; or damon (observes a running paddr\n"
-"                           kdamond, or starts our own when none is set up)\n"
+"                           kdamond, or starts our own when none is set up),\n"
+"                           damon-vaddr or damon-paddr (our own only, that kind)\n"
 "  -e, --epoch-ms MS        epoch length (default 1000)\n"
 "      --decay F            heat decay per epoch, 0..1 (default 0.5)\n"
 "      --scan-epochs N      enumerate resident pages every N epochs (default 5)\n"
@@ -1000,8 +1001,16 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* damon: the fault hook for first touches, DAMON's regions for the rest. */
-	if (!strcmp(cfg.source, "damon")) {
-		if ((err = damon__open(&a.damon, cfg.sysfs_root, a.damon_state, DAMON_ANY))) {
+	if (!strncmp(cfg.source, "damon", 5)) {
+		enum damon_mode mode = !strcmp(cfg.source, "damon-vaddr") ? DAMON_OWN_VADDR :
+				       !strcmp(cfg.source, "damon-paddr") ? DAMON_OWN_PADDR : DAMON_ANY;
+
+		if (mode == DAMON_ANY && strcmp(cfg.source, "damon")) {
+			pr_err("unknown sampler source '%s' (use damon, damon-vaddr or damon-paddr)", cfg.source);
+			err = -EINVAL;
+			goto out;
+		}
+		if ((err = damon__open(&a.damon, cfg.sysfs_root, a.damon_state, mode))) {
 			pr_err("source damon: %s", a.damon.why);
 			goto out;
 		}
@@ -1013,8 +1022,8 @@ int main(int argc, char **argv)
 	}
 	if ((err = sampler__open(&a.s, &so)))
 		goto out;
-	if (!strcmp(cfg.source, "damon")) {
-		snprintf(a.s.source, sizeof(a.s.source), "damon");
+	if (a.use_damon && strcmp(cfg.source, "auto")) {
+		snprintf(a.s.source, sizeof(a.s.source), "%s", cfg.source);
 		snprintf(a.s.source_why, sizeof(a.s.source_why), "%s; first touches from the page-fault tracepoint",
 			 a.damon.why);
 	}

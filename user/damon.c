@@ -253,13 +253,20 @@ static int start_own(struct damon_src *d, enum damon_mode mode)
 		snprintf(d->why, sizeof(d->why), "cannot create a DAMON context: %s", strerror(-err));
 		return err;
 	}
-	read_trim(d->root, CTX "/avail_operations", avail, sizeof(avail));
+	read_text(d->root, CTX "/avail_operations", avail, sizeof(avail));	/* one per line */
 	/* Without avail_operations (before 5.19) vaddr is the one every DAMON kernel has. */
-	snprintf(d->ops, sizeof(d->ops), "%s",
-		 !avail[0] || strstr(avail, "vaddr") ? "vaddr" : strstr(avail, "paddr") ? "paddr" : "");
-	if (!d->ops[0] || (mode == DAMON_OWN_VADDR && strcmp(d->ops, "vaddr"))) {
-		snprintf(d->why, sizeof(d->why), "this kernel's DAMON has no vaddr operations (it has: %s)",
-			 avail[0] ? avail : "none");
+	if (mode == DAMON_OWN_PADDR)
+		snprintf(d->ops, sizeof(d->ops), "%s", strstr(avail, "paddr") ? "paddr" : "");
+	else
+		snprintf(d->ops, sizeof(d->ops), "%s",
+			 !avail[0] || strstr(avail, "vaddr") ? "vaddr" :
+			 mode == DAMON_ANY && strstr(avail, "paddr") ? "paddr" : "");
+	if (!d->ops[0]) {
+		for (char *c = avail; *c; c++)
+			if (*c == '\n')
+				*c = c[1] ? ' ' : '\0';
+		snprintf(d->why, sizeof(d->why), "this kernel's DAMON has no %s operations (it has: %s)",
+			 mode == DAMON_OWN_PADDR ? "paddr" : "vaddr", avail[0] ? avail : "none");
 		return -ENOTSUP;
 	}
 	save_state(d);

@@ -19,6 +19,7 @@
 enum damon_mode {
 	DAMON_ANY,		/* observe a running kdamond, else start our own */
 	DAMON_OWN_VADDR,	/* only our own vaddr kdamond (what `auto` wants) */
+	DAMON_OWN_PADDR,	/* only our own paddr kdamond (cheaper on big memory) */
 };
 
 struct damon_src {

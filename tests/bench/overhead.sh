@@ -7,7 +7,7 @@
 set -euo pipefail
 BUILD=${BUILD:-build}
 SECS=${SECS:-4}
-ROUNDS=${ROUNDS:-3}
+ROUNDS=${ROUNDS:-5}
 work=$(mktemp -d)
 stats0=$(cat /proc/sys/kernel/bpf_stats_enabled)
 nb0=$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo)
@@ -59,12 +59,15 @@ attached() { # SOURCE
 }
 
 printf '%-11s %12s %12s %7s %12s %s\n' source "alone ops/s" "with ops/s" ratio "samples/s" "BPF ns/run"
-for src in ${SOURCES:-fault hint scanner fault-perf}; do
+for src in ${SOURCES:-none fault hint scanner fault-perf}; do
 	[ "$src" != scanner ] || [ -n "$nb0" ] || continue
 	: > "$work/a" ; : > "$work/w"
 	for _ in $(seq "$ROUNDS"); do
 		alone >> "$work/a"
-		if [ "$src" = scanner ]; then
+		if [ "$src" = none ]; then
+			alone >> "$work/w"
+			echo 0 >> "$work/kept.$src"
+		elif [ "$src" = scanner ]; then
 			scanner >> "$work/w"
 			echo 0 >> "$work/kept.$src"
 		else
@@ -81,4 +84,5 @@ for src in ${SOURCES:-fault hint scanner fault-perf}; do
 		"$(echo "$kept / ($SECS - 1)" | bc -l)" "${rt:-n/a}"
 done
 echo "(median of $ROUNDS runs of ${SECS}s each, 1 tierbench thread, 256 MiB; the agent in observe mode here;"
-echo " scanner: the kernel's NUMA scanner in the hint source's mode, no agent: the kernel's share of hint)"
+echo " none: alone against alone, the noise floor; scanner: the kernel's NUMA scanner in the hint"
+echo " source's mode, no agent: the kernel's share of hint)"

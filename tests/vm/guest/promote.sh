@@ -1,7 +1,10 @@
 # promote: tierbench's hot set starts on node 1 (CXL); the agent with its
-# default policy and source brings >= 90% of it to node 0 within 30 s, the
-# cold pages stay on node 1, the kernel itself promotes nothing, and the
-# kernel settings the agent changed are back when it stops.
+# default policy and source (hint here) brings >= 90% of it to node 0 within
+# 30 s, the cold pages stay on node 1, the kernel itself promotes nothing, and
+# the kernel settings the agent changed are back when it stops.  Then the
+# yardstick: the fault source, attached before the workload starts so that it
+# sees every first touch, does the same; hint must do as well (within 30 s and
+# no more than 3 s slower).
 . /tests/lib.sh
 
 nb0=$(cat /proc/sys/kernel/numa_balancing)
@@ -60,4 +63,34 @@ jq -e '.kernel_migrations.syscall.pages == .mover.promoted + .mover.demoted + .m
 	/tmp/status.json > /dev/null || fail "move_pages migrations seen by the kernel != the agent's count"
 [ "$(cat /proc/sys/kernel/numa_balancing)" = "$nb0" ] || fail "numa_balancing not restored"
 [ "$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)" = "$rl0" ] || fail "promotion rate limit not restored"
+
+# The yardstick: the fault source sees the first touches (the agent targets the
+# process before it execs tierbench).
+rm -f /tmp/go /tmp/tb2.out
+mkfifo /tmp/go
+sh -c 'read x < /tmp/go; exec tierbench --size 64M --hot 0.25 --skew 1 --hot-node 1 --cold-node 1 \
+	--duration 60 --report-interval 1 --placement --verify' > /tmp/tb2.out 2>&1 &
+tb=$!
+cxltierd --pid "$tb" --source fault --duration 32 > /tmp/agent.log 2>&1 &
+agent=$!
+wait_for /tmp/agent.log "target pid $tb"
+echo go > /tmp/go
+wait_for /tmp/tb2.out '^tierbench: placement'
+t0=$(now)	# as for hint: from the moment the workload has set up
+fault_reached=""
+while kill -0 "$agent" 2>/dev/null && [ -z "$fault_reached" ]; do
+	sleep 1
+	on0=$(placement_of /tmp/tb2.out hot 0)
+	echo "fault: t=$(elapsed "$t0")s hot on node 0: $on0 of $hot"
+	[ "$on0" -ge $((hot * 9 / 10)) ] && fault_reached=$(elapsed "$t0")
+done
+kill -TERM "$agent"
+wait "$agent" || fail "cxltierd (fault) exited $? after SIGTERM"
+kill -INT "$tb"
+wait "$tb" || fail "tierbench (fault run) failed: $(tail -3 /tmp/tb2.out)"
+res fault_first_touch_seconds_to_90pct "${fault_reached:-never}"
+res fault_first_touch_cold_on_node1_at_end "$(placement_of /tmp/tb2.out cold 1)"
+[ -n "$fault_reached" ] || fail "with the fault source, 90% of the hot set never reached node 0"
+awk -v h="$reached" -v f="$fault_reached" 'BEGIN { exit !(h <= f + 3) }' ||
+	fail "hint took ${reached}s to bring 90% of the hot set, fault on first touch ${fault_reached}s"
 echo "promote: ok"

@@ -55,11 +55,18 @@ attached() { # SOURCE
 	rm -f "$work/go"
 	wait "$agent" || true
 	ops "$work/with.out"
-	jq -r '.sampler.samples_kept // 0' "$work/status.json" >> "$work/kept.$1"
+	jq -r '(.sampler.samples_kept // 0) + (.sampler.damon.pages_sampled // 0)' "$work/status.json" >> "$work/kept.$1"
 }
 
 printf '%-11s %12s %12s %7s %12s %s\n' source "alone ops/s" "with ops/s" ratio "samples/s" "BPF ns/run"
-for src in ${SOURCES:-none fault hint scanner fault-perf}; do
+# damon where a kdamond runs here (observed) or DAMON is free (the agent's own).
+damon=""
+kd=/sys/kernel/mm/damon/admin/kdamonds
+if [ -f $kd/nr_kdamonds ] && { [ "$(cat $kd/nr_kdamonds)" = 0 ] ||
+	{ [ "$(cat $kd/0/state)" = on ] && [ "$(cat $kd/0/contexts/0/operations)" = paddr ]; }; }; then
+	damon=damon
+fi
+for src in ${SOURCES:-none fault hint scanner fault-perf $damon}; do
 	[ "$src" != scanner ] || [ -n "$nb0" ] || continue
 	: > "$work/a" ; : > "$work/w"
 	for _ in $(seq "$ROUNDS"); do

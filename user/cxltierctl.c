@@ -123,6 +123,14 @@ static void print_text(struct json_object *st, struct json_object *pinned)
 	       get_str(agent, "epoch"), get_str(agent, "epoch_ms"), get_str(agent, "mode"),
 	       get_str(agent, "mode_why"));
 	printf("sampler: %s — %s\n", get_str(sampler, "source"), get_str(sampler, "why"));
+	if (sampler && get(sampler, "damon")) {
+		struct json_object *d = get(sampler, "damon");
+
+		printf("damon:   kdamond pid %s (%s, %s), %s regions seen, %s pages sampled\n",
+		       get_str(d, "kdamond_pid"), get_str(d, "operations"),
+		       strcmp(get_str(d, "owner"), "agent") ? "someone else's, observed only" : "ours",
+		       get_str(d, "regions_seen"), get_str(d, "pages_sampled"));
+	}
 	printf("policy:  %s (%s)", get_str(policy, "name"), get_str(policy, "path"));
 	if (params) {
 		json_object_object_foreach(params, k, v)

@@ -110,7 +110,7 @@ struct json_object *status__json(const struct agent_state *st)
 	if (st->damon) {
 		struct json_object *d = json_object_new_object();
 
-		ADD(d, "owner", json_object_new_string(st->damon->own ? "agent" : "someone else (observed only)"));
+		ADD(d, "owner", json_object_new_string(st->damon->own ? "agent" : "someone else"));
 		ADD(d, "operations", json_object_new_string(st->damon->ops));
 		ADD(d, "kdamond_pid", json_object_new_int(st->damon->kdamond_pid));
 		ADD(d, "targets", U64(st->damon->nr_pids));

@@ -31,13 +31,7 @@ wait_for /tmp/agent.log 'our kdamond (pid [0-9]*) monitors 1 target' 50
 [ "$(cat $D/nr_kdamonds)" = 1 ] && [ "$(cat $D/0/state)" = on ] || fail "our kdamond is not running"
 [ "$(cat $D/0/contexts/0/operations)" = vaddr ] || fail "our kdamond is not vaddr"
 [ "$(cat $D/0/contexts/0/targets/0/pid_target)" = "$tb" ] || fail "our kdamond does not monitor tierbench"
-reached=""
-while kill -0 "$agent" 2>/dev/null && [ -z "$reached" ]; do
-	sleep 1
-	on0=$(placement_of /tmp/tb.out hot 0)
-	echo "t=$(elapsed "$t0")s hot on node 0: $on0 of $hot"
-	[ "$on0" -ge $((hot * 9 / 10)) ] && reached=$(elapsed "$t0")
-done
+reached=$(time_to_90pct /tmp/tb.out "$hot" "$t0" "$agent")
 sleep 3
 cxltierctl status --json > /tmp/status.json || fail "no status"
 kill -TERM "$agent"

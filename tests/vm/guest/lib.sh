@@ -26,3 +26,17 @@ placement_of() {
 		sed -n "s/.* $2:\([^a-z]*\( node[0-9]*=[0-9]*\)*\) err=.*/\1/p;s/.* $2:\(\( node[0-9]*=[0-9]*\)*\) err=.*/\1/p" |
 		head -1 | tr ' ' '\n' | sed -n "s/^node$3=//p" | head -1 | grep . || echo 0
 }
+# time_to_90pct OUT HOT T0 PID [LABEL]: while PID lives, reports once a second how many of
+# the HOT hot pages tierbench (output OUT) has on node 0; prints the seconds since T0 at
+# which 90% were there, or nothing if PID ended first.
+time_to_90pct() {
+	while kill -0 "$4" 2>/dev/null; do
+		sleep 1
+		on0=$(placement_of "$1" hot 0)
+		echo "${5:-}t=$(elapsed "$3")s hot on node 0: $on0 of $2" >&2
+		if [ "$on0" -ge $(($2 * 9 / 10)) ]; then
+			elapsed "$3"
+			return
+		fi
+	done
+}

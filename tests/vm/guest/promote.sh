@@ -77,13 +77,7 @@ wait_for /tmp/agent.log "target pid $tb"
 echo go > /tmp/go
 wait_for /tmp/tb2.out '^tierbench: placement'
 t0=$(now)	# as for hint: from the moment the workload has set up
-fault_reached=""
-while kill -0 "$agent" 2>/dev/null && [ -z "$fault_reached" ]; do
-	sleep 1
-	on0=$(placement_of /tmp/tb2.out hot 0)
-	echo "fault: t=$(elapsed "$t0")s hot on node 0: $on0 of $hot"
-	[ "$on0" -ge $((hot * 9 / 10)) ] && fault_reached=$(elapsed "$t0")
-done
+fault_reached=$(time_to_90pct /tmp/tb2.out "$hot" "$t0" "$agent" "fault: ")
 kill -TERM "$agent"
 wait "$agent" || fail "cxltierd (fault) exited $? after SIGTERM"
 kill -INT "$tb"

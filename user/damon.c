@@ -86,8 +86,8 @@ static void save_state(const struct damon_src *d)
 			close(fd);
 		return;
 	}
-	fprintf(f, "pid %d ops %s nr_targets %u first %d\n", d->kdamond_pid, d->ops, d->nr_pids,
-		d->nr_pids ? d->pids[0] : 0);
+	fprintf(f, "pid %d ops %s nr_targets %u first %d\n", d->kdamond_pid, d->ops, d->written_nr,
+		d->written_first);
 	if (fflush(f) || fsync(fileno(f)) || fclose(f) || rename(tmp, d->state_path))
 		pr_warn("cannot write %s: %s", d->state_path, strerror(errno));
 }
@@ -101,12 +101,35 @@ static void remove_own(const char *root)
 	write_text(root, ADMIN "/nr_kdamonds", "0");
 }
 
+/*
+ * Whether kdamond 0 is still the one we set up: running, the very thread we
+ * started; stopped (its targets all exited, or never started), the
+ * configuration we last wrote.  Anything else is someone else's now.
+ */
+static bool looks_ours(const char *root, int pid, const char *ops, long nr_targets, long first)
+{
+	char state[16] = "", cur_ops[16] = "";
+	long nr = 0, cur_pid = -1, cur_nr_targets = -1, cur_first = 0;
+
+	if (read_int(root, ADMIN "/nr_kdamonds", &nr) || nr != 1)
+		return false;
+	read_trim(root, ADMIN "/0/state", state, sizeof(state));
+	if (!strcmp(state, "on"))
+		return !read_int(root, ADMIN "/0/pid", &cur_pid) && cur_pid == pid && pid > 0;
+	read_trim(root, CTX "/operations", cur_ops, sizeof(cur_ops));
+	read_int(root, CTX "/targets/nr_targets", &cur_nr_targets);
+	if (cur_nr_targets > 0)
+		read_int(root, CTX "/targets/0/pid_target", &cur_first);
+	if (!strcmp(ops, "-"))	/* created, not configured yet: still empty */
+		return cur_nr_targets <= 0;
+	return !strcmp(cur_ops, ops) && cur_nr_targets == nr_targets && (!nr_targets || cur_first == first);
+}
+
 int damon__recover(const char *root, const char *state_path)
 {
-	char line[200], ops[16], cur_ops[16] = "", state[16] = "";
-	int pid, first, mine = 0;
+	char line[200], ops[16];
+	int pid, first, mine;
 	unsigned int nr_targets;
-	long nr = 0, cur_pid = -1, cur_nr_targets = -1, cur_first = 0;
 	FILE *f = fopen(state_path, "re");
 
 	if (!f)
@@ -119,18 +142,7 @@ int damon__recover(const char *root, const char *state_path)
 		return 0;
 	}
 	fclose(f);
-	if (!read_int(root, ADMIN "/nr_kdamonds", &nr) && nr == 1) {
-		read_trim(root, ADMIN "/0/state", state, sizeof(state));
-		read_int(root, ADMIN "/0/pid", &cur_pid);
-		read_trim(root, CTX "/operations", cur_ops, sizeof(cur_ops));
-		read_int(root, CTX "/targets/nr_targets", &cur_nr_targets);
-		if (cur_nr_targets > 0)
-			read_int(root, CTX "/targets/0/pid_target", &cur_first);
-		/* Running: the very thread we started.  Stopped: the configuration we left. */
-		mine = !strcmp(state, "on") ? cur_pid == pid :
-		       !strcmp(cur_ops, ops) && cur_nr_targets == nr_targets &&
-		       (!nr_targets || cur_first == first);
-	}
+	mine = looks_ours(root, pid, ops, nr_targets, first);
 	if (mine) {
 		remove_own(root);
 		pr_info("stopped and removed the kdamond (pid %d) an agent that did not stop cleanly left running", pid);
@@ -139,6 +151,17 @@ int damon__recover(const char *root, const char *state_path)
 	}
 	unlink(state_path);
 	return mine;
+}
+
+/* Ours still?  If not, we let go of it for good: never touch it again. */
+static bool still_ours(struct damon_src *d)
+{
+	if (looks_ours(d->root, d->kdamond_pid, d->ops, d->written_nr, d->written_first))
+		return true;
+	pr_warn("damon: kdamond 0 is no longer the one we set up (someone set DAMON up after ours stopped): leaving it alone; no more DAMON samples");
+	d->own = false;
+	unlink(d->state_path);
+	return false;
 }
 
 static int attach_bpf(struct damon_src *d)
@@ -216,6 +239,8 @@ static int configure_paddr(struct damon_src *d)
 
 	if (n < 0)
 		return n;
+	d->written_nr = 1;
+	d->written_first = 0;
 	if ((err = write_int(d->root, CTX "/targets/nr_targets", 1)) ||
 	    (err = write_int(d->root, CTX "/targets/0/regions/nr_regions", n)))
 		return err;
@@ -234,21 +259,12 @@ static int configure_paddr(struct damon_src *d)
 	return 0;
 }
 
-static int start_own(struct damon_src *d, enum damon_mode mode)
+/* Sets up kdamond 0, which we have just created; the caller removes it on failure. */
+static int configure_own(struct damon_src *d, enum damon_mode mode)
 {
 	char avail[128] = "";
 	int err;
 
-	d->own = true;
-	snprintf(d->ops, sizeof(d->ops), "-");
-	save_state(d);	/* before the first change: SIGKILL may come at any point */
-	if ((err = write_text(d->root, ADMIN "/nr_kdamonds", "1"))) {
-		snprintf(d->why, sizeof(d->why), "cannot create a kdamond: %s (someone else took DAMON?)",
-			 strerror(-err));
-		d->own = false;
-		unlink(d->state_path);
-		return err;
-	}
 	if ((err = write_text(d->root, ADMIN "/0/contexts/nr_contexts", "1"))) {
 		snprintf(d->why, sizeof(d->why), "cannot create a DAMON context: %s", strerror(-err));
 		return err;
@@ -279,19 +295,40 @@ static int start_own(struct damon_src *d, enum damon_mode mode)
 		return err;
 	}
 	if (!strcmp(d->ops, "paddr")) {
+		long pid = -1;
+
 		/* One target for the whole machine: it starts now and runs until we stop. */
 		if ((err = configure_paddr(d)) || (err = write_text(d->root, ADMIN "/0/state", "on"))) {
 			snprintf(d->why, sizeof(d->why), "cannot start our paddr kdamond: %s", strerror(-err));
 			return err;
 		}
-		long pid = -1;
-
 		read_int(d->root, ADMIN "/0/pid", &pid);
 		d->kdamond_pid = (int)pid;
 		save_state(d);
 	}
 	if ((err = attach_bpf(d)))
 		return err;
+	return 0;
+}
+
+static int start_own(struct damon_src *d, enum damon_mode mode)
+{
+	int err;
+
+	snprintf(d->ops, sizeof(d->ops), "-");
+	save_state(d);	/* before the first change: SIGKILL may come at any point */
+	if ((err = write_text(d->root, ADMIN "/nr_kdamonds", "1"))) {
+		snprintf(d->why, sizeof(d->why), "cannot create a kdamond: %s (someone else took DAMON?)",
+			 strerror(-err));
+		unlink(d->state_path);
+		return err;
+	}
+	if ((err = configure_own(d, mode))) {
+		remove_own(d->root);
+		unlink(d->state_path);
+		return err;
+	}
+	d->own = true;
 	snprintf(d->why, sizeof(d->why), "the agent's own kdamond (%s, sampling every %d ms, aggregating every %d ms)%s",
 		 d->ops, DAMON_SAMPLE_US / 1000, DAMON_AGGR_US / 1000,
 		 strcmp(d->ops, "vaddr") ? "; regions mapped to pages through page frames" : "");
@@ -357,6 +394,8 @@ int damon__set_targets(struct damon_src *d, const struct tracker *tr)
 
 	if (!d->own || strcmp(d->ops, "vaddr"))
 		return 0;
+	if (!still_ours(d))
+		return -EBUSY;
 	read_trim(d->root, ADMIN "/0/state", state, sizeof(state));
 	running = !strcmp(state, "on");
 	want = calloc(tr->nr_targets + 1, sizeof(*want));
@@ -381,6 +420,10 @@ int damon__set_targets(struct damon_src *d, const struct tracker *tr)
 			err = write_text(d->root, ADMIN "/0/state", "off");
 		goto saved;
 	}
+	/* What we write is our fingerprint, recorded first: SIGKILL may come at any point. */
+	d->written_nr = n;
+	d->written_first = want[0];
+	save_state(d);
 	if ((err = write_int(d->root, CTX "/targets/nr_targets", n)))
 		goto fail;
 	for (uint32_t i = 0; i < n; i++) {
@@ -397,7 +440,8 @@ int damon__set_targets(struct damon_src *d, const struct tracker *tr)
 	read_int(d->root, ADMIN "/0/pid", &pid);
 	if (pid != d->kdamond_pid) {
 		d->kdamond_pid = (int)pid;
-		d->skel->bss->kdamond_pid = d->kdamond_pid;
+		if (d->skel)
+			d->skel->bss->kdamond_pid = d->kdamond_pid;
 		pr_info("damon: our kdamond (pid %d) monitors %u target%s", d->kdamond_pid, n, n == 1 ? "" : "s");
 	}
 saved:
@@ -412,7 +456,7 @@ out:
 
 void damon__close(struct damon_src *d)
 {
-	if (d->own) {
+	if (d->own && still_ours(d)) {
 		remove_own(d->root);
 		unlink(d->state_path);
 		pr_info("damon: stopped and removed our kdamond");

@@ -35,6 +35,8 @@ struct damon_src {
 	char state_path[512];
 	pid_t *pids;		/* our kdamond's targets, target_id = index */
 	uint32_t nr_pids, cap_pids;
+	uint32_t written_nr;	/* the target list last written to sysfs: our fingerprint */
+	pid_t written_first;
 	int kdamond_pid;
 	uint64_t regions_seen, pages_matched, commits;
 };

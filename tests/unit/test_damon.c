@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "damon.h"
+#include "tracker.h"
 #include "util.h"
 
 #define KD "/sys/kernel/mm/damon/admin/kdamonds"
@@ -165,6 +166,61 @@ static void open_refuses_someone_elses_damon(void **state)
 	assert_int_equal(access(t->state, F_OK), -1);
 }
 
+/* Our vaddr kdamond as the agent left it: its targets (77) exited, so it stopped. */
+static void ours_stopped(const struct tree *t, struct damon_src *d, struct tracker *tr)
+{
+	memset(d, 0, sizeof(*d));
+	d->root = t->root;
+	snprintf(d->state_path, sizeof(d->state_path), "%s", t->state);
+	d->own = true;
+	snprintf(d->ops, sizeof(d->ops), "vaddr");
+	d->kdamond_pid = 4242;
+	d->written_nr = 1;
+	d->written_first = 77;
+	assert_int_equal(tracker__init(tr, 0.5), 0);
+	assert_true(tracker__add_target(tr, 88, 1, "app", ORIGIN_COMM) >= 0);
+}
+
+static void set_targets_restarts_our_stopped_kdamond(void **state)
+{
+	struct tree *t = *state;
+	struct damon_src d;
+	struct tracker tr;
+
+	/* (the pid file stands for the thread the kernel starts on "on") */
+	kdamond(t, "off\n", "5151\n", "77\n");
+	ours_stopped(t, &d, &tr);
+	assert_int_equal(damon__set_targets(&d, &tr), 0);
+	assert_string_equal(get(t, KD "/0/contexts/0/targets/nr_targets"), "1");
+	assert_string_equal(get(t, KD "/0/contexts/0/targets/0/pid_target"), "88");
+	assert_string_equal(get(t, KD "/0/state"), "on");
+	assert_int_equal(d.nr_pids, 1);
+	/* The state file names the new list: what the next start will recognise. */
+	assert_string_equal(get(t, "/damon.state"), "pid 5151 ops vaddr nr_targets 1 first 88");
+	assert_int_equal(d.kdamond_pid, 5151);
+	damon__close(&d);
+	tracker__free(&tr);
+}
+
+static void set_targets_lets_go_of_a_kdamond_someone_took(void **state)
+{
+	struct tree *t = *state;
+	struct damon_src d;
+	struct tracker tr;
+
+	/* After ours stopped, another tool set DAMON up again (target 99), not started yet. */
+	kdamond(t, "off\n", "-1\n", "99\n");
+	ours_stopped(t, &d, &tr);
+	assert_int_equal(damon__set_targets(&d, &tr), -EBUSY);
+	assert_false(d.own);
+	assert_string_equal(get(t, KD "/0/contexts/0/targets/0/pid_target"), "99");
+	assert_string_equal(get(t, KD "/0/state"), "off");
+	damon__close(&d);
+	assert_string_equal(get(t, KD "/nr_kdamonds"), "1");
+	assert_string_equal(get(t, KD "/0/contexts/0/targets/0/pid_target"), "99");
+	tracker__free(&tr);
+}
+
 static void open_without_damon_says_so(void **state)
 {
 	struct tree *t = *state;
@@ -183,6 +239,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(recover_ignores_a_forged_state_file, setup, teardown),
 		cmocka_unit_test_setup_teardown(open_refuses_someone_elses_damon, setup, teardown),
 		cmocka_unit_test_setup_teardown(open_without_damon_says_so, setup, teardown),
+		cmocka_unit_test_setup_teardown(set_targets_restarts_our_stopped_kdamond, setup, teardown),
+		cmocka_unit_test_setup_teardown(set_targets_lets_go_of_a_kdamond_someone_took, setup, teardown),
 	};
 
 	log_verbosity = LOG_ERR;

@@ -117,8 +117,7 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 
 	if (fast < 0 || slow < 0)
 		return 0;	/* nothing to move between */
-	for (uint32_t t = 0; t < v->nr_targets; t++)
-		total += v->targets[t].nr_pages;
+	total = cxlt_view_pages(v);
 	if ((err = cxlt_cands_reserve(&hc->cands, &hc->cap, total)))
 		return err;
 

@@ -245,8 +245,7 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 	for (uint32_t i = 0; i < v->nr_nodes; i++)
 		if (v->nodes[i].role == CXLT_NODE_FAST)
 			fast_total += v->nodes[i].total_pages;
-	for (uint32_t t = 0; t < v->nr_targets; t++)
-		total += v->targets[t].nr_pages;
+	total = cxlt_view_pages(v);
 	if ((err = cxlt_cands_reserve(&hs->cands, &hs->cap, total)))
 		goto remember;
 

@@ -105,8 +105,7 @@ static int tpp_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 	if (fast < 0 || slow < 0 || !left)
 		return 0;
 	cxlt_role_table(v, roles);
-	for (uint32_t t = 0; t < v->nr_targets; t++)
-		total += v->targets[t].nr_pages;
+	total = cxlt_view_pages(v);
 	if ((err = cxlt_cands_reserve(&tp->cands, &tp->cap, total)))
 		return err;
 

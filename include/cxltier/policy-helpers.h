@@ -60,6 +60,16 @@ static inline void cxlt_top_k(struct cxlt_cand *c, uint64_t n, uint64_t k)
 	qsort(c, k < n ? k : n, sizeof(*c), cxlt_cand_cmp);
 }
 
+/* Pages in the view, all targets together: a bound for candidate arrays. */
+static inline uint64_t cxlt_view_pages(const struct cxlt_view *v)
+{
+	uint64_t n = 0;
+
+	for (uint32_t t = 0; t < v->nr_targets; t++)
+		n += v->targets[t].nr_pages;
+	return n;
+}
+
 /* Grows a candidate array to hold n; -ENOMEM leaves it as it was. */
 static inline int cxlt_cands_reserve(struct cxlt_cand **cands, uint64_t *cap, uint64_t n)
 {

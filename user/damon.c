@@ -557,6 +557,8 @@ static void drain_vaddr(struct damon_src *d, struct target *t, struct batch *b)
 static void drain_paddr(struct damon_src *d, struct target *t, struct batch *b)
 {
 	size_t page = b->tr->page_size;
+	/* A window of pagemap entries: scans record pages in address order, mostly. */
+	uint64_t ents[512], first = 0, have = 0;
 	char path[64];
 	int fd;
 
@@ -565,11 +567,19 @@ static void drain_paddr(struct damon_src *d, struct target *t, struct batch *b)
 	if (fd < 0)
 		return;
 	for (uint32_t i = 0; i < t->pt.nr; i++) {
-		uint64_t ent, addr = t->pt.pages[i].addr;
+		uint64_t ent, addr = t->pt.pages[i].addr, vpn = addr / page;
 		uint32_t acc;
 
-		if (pread(fd, &ent, sizeof(ent), addr / page * sizeof(ent)) != sizeof(ent) ||
-		    !(ent & PM_PRESENT) || !(ent & PM_PFN_MASK))
+		if (vpn < first || vpn >= first + have) {
+			ssize_t got = pread(fd, ents, sizeof(ents), vpn * sizeof(ents[0]));
+
+			first = vpn;
+			have = got > 0 ? (uint64_t)got / sizeof(ents[0]) : 0;
+			if (!have)
+				continue;
+		}
+		ent = ents[vpn - first];
+		if (!(ent & PM_PRESENT) || !(ent & PM_PFN_MASK))
 			continue;
 		acc = accesses_at(d->regions, 0, d->nr, (ent & PM_PFN_MASK) * page);
 		if (acc)

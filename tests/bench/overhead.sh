@@ -12,10 +12,13 @@ work=$(mktemp -d)
 stats0=$(cat /proc/sys/kernel/bpf_stats_enabled)
 nb0=$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo)
 rl0=$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps 2>/dev/null || echo)
-restore() {
-	echo "$stats0" > /proc/sys/kernel/bpf_stats_enabled
+numa_back() {
 	[ -z "$nb0" ] || echo "$nb0" > /proc/sys/kernel/numa_balancing
 	[ -z "$rl0" ] || echo "$rl0" > /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
+}
+restore() {
+	echo "$stats0" > /proc/sys/kernel/bpf_stats_enabled
+	numa_back
 	rm -rf "$work"
 }
 trap restore EXIT
@@ -33,8 +36,7 @@ scanner() {
 	echo 0 > /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
 	echo 3 > /proc/sys/kernel/numa_balancing
 	"$BUILD/tierbench" --size 256M --hot 0.25 --duration "$SECS" > "$work/scan.out"
-	echo "$nb0" > /proc/sys/kernel/numa_balancing
-	echo "$rl0" > /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps
+	numa_back
 	ops "$work/scan.out"
 }
 attached() { # SOURCE

@@ -11,17 +11,8 @@ D=/sys/kernel/mm/damon/admin/kdamonds
 [ "$(cat $D/nr_kdamonds)" = 0 ] || fail "a kdamond is already set up at boot"
 nb0=$(cat /proc/sys/kernel/numa_balancing)
 
-start_tb() {
-	tierbench --size 64M --hot 0.25 --skew 1 --hot-node 1 --cold-node 1 --duration 120 \
-		--report-interval 1 --placement --verify > "$1" 2>&1 &
-	wait_for "$1" '^tierbench: placement'
-}
-
 # --- 1: auto picks our own vaddr kdamond; the hot set comes to DRAM.
-start_tb /tmp/tb.out
-tb=$(tb_pid /tmp/tb.out)
-hot=$(sed -n 's/.*hot_pages=\([0-9]*\).*/\1/p' /tmp/tb.out)
-[ "$(placement_of /tmp/tb.out hot 1)" = "$hot" ] || fail "hot set not on node 1 at start"
+start_hot_on_cxl /tmp/tb.out
 t0=$(now)
 cxltierd --pid "$tb" --duration 40 > /tmp/agent.log 2>&1 &
 agent=$!

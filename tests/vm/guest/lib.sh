@@ -40,3 +40,13 @@ time_to_90pct() {
 		fi
 	done
 }
+# start_hot_on_cxl OUT: tierbench in the background (output OUT) with its hot set and its
+# cold pages on node 1, for 120 s; sets tb (its pid) and hot (hot pages) once it is set up.
+start_hot_on_cxl() {
+	tierbench --size 64M --hot 0.25 --skew 1 --hot-node 1 --cold-node 1 --duration 120 \
+		--report-interval 1 --placement --verify > "$1" 2>&1 &
+	wait_for "$1" '^tierbench: placement'
+	tb=$(tb_pid "$1")
+	hot=$(sed -n 's/.*hot_pages=\([0-9]*\).*/\1/p' "$1")
+	[ "$(placement_of "$1" hot 1)" = "$hot" ] || fail "hot set not on node 1 at start: $(grep placement "$1")"
+}

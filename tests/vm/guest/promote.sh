@@ -11,12 +11,7 @@ nb0=$(cat /proc/sys/kernel/numa_balancing)
 rl0=$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)
 promote0=$(vmstat pgpromote_success)
 
-tierbench --size 64M --hot 0.25 --skew 1 --hot-node 1 --cold-node 1 --duration 120 \
-	--report-interval 1 --placement --verify > /tmp/tb.out 2>&1 &
-wait_for /tmp/tb.out '^tierbench: placement'
-tb=$(tb_pid /tmp/tb.out)
-hot=$(sed -n 's/.*hot_pages=\([0-9]*\).*/\1/p' /tmp/tb.out)
-[ "$(placement_of /tmp/tb.out hot 1)" = "$hot" ] || fail "hot set not on node 1 at start: $(grep placement /tmp/tb.out)"
+start_hot_on_cxl /tmp/tb.out
 
 t0=$(now)
 cxltierd --pid "$tb" --duration 32 > /tmp/agent.log 2>&1 &

@@ -81,9 +81,9 @@ $(BUILD)/tests/policies/%.so: tests/policies/%.c include/cxltier/policy.h | $(BU
 	$(call msg,POLICY,$@)
 	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -shared -fPIC -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcxlt.a | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libcxlt.a | $(BUILD)/tests
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libcxlt.a $(LDLIBS) -lcmocka
 
 $(BUILD)/tests/%: tests/live/%.c $(BUILD)/libcxlt.a | $(BUILD)/tests
 	$(call msg,TEST-CC,$@)

@@ -19,30 +19,8 @@
 #include <cmocka.h>
 
 #include "policy_host.h"
+#include "policy_test.h"
 #include "util.h"
-
-static char policies[PATH_MAX];		/* $BUILD/policies */
-static char tmpdir[] = "/tmp/cxlt-policy-XXXXXX";
-
-static int group_setup(void **state)
-{
-	const char *build = getenv("BUILD");
-
-	(void)state;
-	snprintf(policies, sizeof(policies), "%s/policies", build && *build ? build : "build");
-	if (!mkdtemp(tmpdir))
-		return -1;
-	return 0;
-}
-
-static int group_teardown(void **state)
-{
-	char cmd[PATH_MAX + 16];
-
-	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-	return system(cmd) ? -1 : 0;
-}
 
 /* Compiles tests/fixtures/policies/<name>.c into tmpdir/<name>.so; returns its path. */
 static const char *build_fixture(const char *name)
@@ -57,14 +35,6 @@ static const char *build_fixture(const char *name)
 		 cc && *cc ? cc : "cc", so, name);
 	assert_int_equal(system(cmd), 0);
 	return so;
-}
-
-static const char *param(const struct policy_host *h, const char *key)
-{
-	for (uint32_t i = 0; i < h->nr_params; i++)
-		if (!strcmp(h->params[i].key, key))
-			return h->params[i].value;
-	return NULL;
 }
 
 /* ---- loading ---- */

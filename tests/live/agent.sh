@@ -4,20 +4,9 @@
 # in `bpftool map dump pinned`, and after SIGTERM exits 0 and leaves nothing
 # under its pin directory.
 set -euo pipefail
-BUILD=${BUILD:-build}
-work=$(mktemp -d)
+. "$(dirname "$0")/lib.bash"
 pin=/sys/fs/bpf/cxltier
 run="$work/run"
-agent=""
-bench=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null || true
-	[ -n "$bench" ] && kill "$bench" 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; sed 's/^/  agent: /' "$work/agent.log" >&2 || true; exit 1; }
 
 if [ -e "$pin" ]; then
 	fail "$pin exists: another cxltierd is running here; stop it first"

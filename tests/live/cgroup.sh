@@ -3,22 +3,13 @@
 # cgroup after the agent started is sampled at once by the BPF cgroup filter
 # (before the agent has even seen its PID), then adopted as a target.
 set -euo pipefail
-BUILD=${BUILD:-build}
-work=$(mktemp -d)
+. "$(dirname "$0")/lib.bash"
 pin=/sys/fs/bpf/cxltier
-agent=""
-child=""
 mnt=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
 cg="$mnt/cxltier-test-$$"
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null || true
-	[ -n "$child" ] && kill "$child" 2>/dev/null || true
-	wait 2>/dev/null || true
+cleanup_more() {
 	rmdir "$cg" 2>/dev/null || true
-	rm -rf "$work"
 }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; sed 's/^/  agent: /' "$work/agent.log" >&2 || true; exit 1; }
 
 [ -n "$mnt" ] || fail "no cgroup v2 hierarchy mounted"
 mkdir "$cg"

@@ -3,19 +3,8 @@
 # (flags override them), --check-config validates without running, and bad
 # or unsafe files are refused with the file, line and reason.
 set -euo pipefail
-BUILD=${BUILD:-build}
-work=$(mktemp -d)
+. "$(dirname "$0")/lib.bash"
 chmod 0755 "$work"
-agent=""
-sleeper=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null || true
-	[ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; cat "$work/agent.log" >&2 2>/dev/null || true; exit 1; }
 
 out=$("$BUILD/cxltierd" --config packaging/cxltier.conf --check-config) || fail "the sample config does not check"
 grep -q "packaging/cxltier.conf: valid; policy hotset loads" <<< "$out" || fail "check-config: $out"

@@ -3,23 +3,14 @@
 # resume/rate/policy/metrics over the socket, Prometheus text on the metrics
 # port, and a non-root user refused (the socket's mode, then the peer check).
 set -euo pipefail
-BUILD=${BUILD:-build}
-work=$(mktemp -d)
+. "$(dirname "$0")/lib.bash"
 chmod 0755 "$work"
 run="$work/run"
 port=$((20000 + RANDOM % 20000))
-agent=""
-sleeper=""
 user=cxlt-ctl-test
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null || true
-	[ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null || true
-	wait 2>/dev/null || true
+cleanup_more() {
 	userdel "$user" 2>/dev/null || true
-	rm -rf "$work"
 }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; sed 's/^/  agent: /' "$work/agent.log" >&2 || true; exit 1; }
 ctl() { "$BUILD/cxltierctl" --run-dir "$run" "$@"; }
 
 sleep 60 & sleeper=$!

@@ -8,17 +8,8 @@
 # stops (tests/vm/damon.sh covers that path on the emulated machine whatever
 # this host has); otherwise it refuses the source with the reason.
 set -euo pipefail
-BUILD=${BUILD:-build}
+. "$(dirname "$0")/lib.bash"
 admin=/sys/kernel/mm/damon/admin/kdamonds
-work=$(mktemp -d)
-bench=""
-cleanup() {
-	[ -n "$bench" ] && kill "$bench" 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; cat "$work/agent.log" >&2 2>/dev/null || true; exit 1; }
 
 "$BUILD/tierbench" --size 64M --hot 0.5 --duration 30 > "$work/bench.out" &
 bench=$!

@@ -3,18 +3,7 @@
 # samples from the BPF ring buffer to a trace that cxltier-replay reads, with
 # the drop count reported at exit.
 set -euo pipefail
-BUILD=${BUILD:-build}
-work=$(mktemp -d)
-agent=""
-bench=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null || true
-	[ -n "$bench" ] && kill "$bench" 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; sed 's/^/  agent: /' "$work/agent.log" >&2 || true; exit 1; }
+. "$(dirname "$0")/lib.bash"
 
 mkfifo "$work/go"
 sh -c 'read x < "$1"; exec "$2" --size 16M --duration 2' sh "$work/go" "$BUILD/tierbench" > /dev/null &

@@ -4,18 +4,7 @@
 # agent keeps the last good policy and keeps running; a rebuilt good file is
 # really loaded (not the old object dlopen still holds).
 set -euo pipefail
-BUILD=${BUILD:-build}
-work=$(mktemp -d)
-agent=""
-sleeper=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null || true
-	[ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; sed 's/^/  agent: /' "$work/agent.log" >&2 || true; exit 1; }
+. "$(dirname "$0")/lib.bash"
 wait_log() {
 	for _ in $(seq 100); do grep -q "$1" "$work/agent.log" && return 0; sleep 0.05; done
 	fail "the agent never logged '$1'"

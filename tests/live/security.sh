@@ -4,21 +4,12 @@
 # directory (socket, status, kernel-settings state); targets that are kernel
 # threads are refused; a trace from anyone is parsed without trust.
 set -euo pipefail
-BUILD=${BUILD:-build}
-work=$(mktemp -d)
+. "$(dirname "$0")/lib.bash"
 chmod 0755 "$work"
 user=cxlt-sec-test
-agent=""
-sleeper=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null || true
-	[ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null || true
-	wait 2>/dev/null || true
+cleanup_more() {
 	userdel "$user" 2>/dev/null || true
-	rm -rf "$work"
 }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; cat "$work/agent.log" >&2 2>/dev/null || true; exit 1; }
 as_user() { runuser -u "$user" -- "$@"; }
 
 useradd -M -s /usr/sbin/nologin "$user"

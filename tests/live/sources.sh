@@ -4,19 +4,8 @@
 # target counts 1 + 3 = 4 per fault; lists that would count one hook twice,
 # unknown names and bad weights are refused.
 set -euo pipefail
-BUILD=${BUILD:-build}
-work=$(mktemp -d)
+. "$(dirname "$0")/lib.bash"
 pin=/sys/fs/bpf/cxltier
-agent=""
-bench=""
-cleanup() {
-	[ -n "$agent" ] && kill "$agent" 2>/dev/null || true
-	[ -n "$bench" ] && kill "$bench" 2>/dev/null || true
-	wait 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; cat "$work/agent.log" >&2 2>/dev/null || true; exit 1; }
 
 mkfifo "$work/go"
 sh -c 'read x < "$1"; exec "$2" --size 16M --duration 3' sh "$work/go" "$BUILD/tierbench" > "$work/bench.out" &

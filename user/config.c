@@ -48,6 +48,7 @@
 #include <ini.h>
 
 #include "config.h"
+#include "ksettings.h"
 #include "sampler.h"
 #include "status.h"
 #include "util.h"
@@ -101,6 +102,8 @@ static const struct key_def keys[] = {
      "auto or a number of entries from 1024 to 268435456"},
     {"sampler", "hint_period_ms", K_U32, OFF(hint_period_ms), 100, 600000,
      "milliseconds from 100 to 600000"},
+    {"sampler", "hint_cpu_pct", K_DOUBLE, OFF(hint_cpu_pct), 0.01, 100,
+     "a percentage of one core from 0.01 to 100"},
     {"sampler", "record", K_STR, OFF(record), 0, 0, "a file to write the trace to"},
     {"policy", "name", K_STR, OFF(policy), 0, 0,
      "a policy name (looked up in dir) or the path of a policy .so"},
@@ -193,6 +196,7 @@ int config__defaults(struct agent_config *c)
 	c->scan_epochs = 5;
 	c->heat_entries = 0; /* sized to the machine */
 	c->hint_period_ms = 1000;
+	c->hint_cpu_pct = HINT_CPU_PCT_DEFAULT;
 	/* The values of mover__default_opts(), which this module does not link. */
 	c->mover.rate_mbps = 256;
 	c->mover.batch = 1024;

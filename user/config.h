@@ -6,7 +6,7 @@
  * One key per flag, in six sections:
  *   [topology] fast_nodes slow_nodes sysfs_root
  *   [targets]  pid (repeatable, or a comma list) comm cgroup (repeatable)
- *   [sampler]  source epoch_ms decay scan_epochs heat_entries hint_period_ms record
+ *   [sampler]  source epoch_ms decay scan_epochs heat_entries hint_period_ms hint_cpu_pct record
  *   [policy]   name dir, and any other key is a policy parameter (key=value)
  *   [mover]    rate_mbps batch low_wmark_pct high_wmark_pct pingpong_epochs observe
  *   [output]   pin_dir run_dir keep_pins take_over duration log_level
@@ -60,6 +60,7 @@ struct agent_config {
 	uint32_t scan_epochs;
 	uint32_t heat_entries; /* 0: sized to the machine's RAM */
 	uint32_t hint_period_ms;
+	double hint_cpu_pct; /* of one core */
 	char *record; /* trace file, NULL: none */
 	/* [topology] */
 	char *fast_nodes, *slow_nodes; /* numactl syntax; NULL: from the kernel's tiers */

@@ -131,6 +131,16 @@ static void print_text(struct json_object *st, struct json_object *pinned)
 		       strcmp(get_str(d, "owner"), "agent") ? "someone else's, observed only" : "ours",
 		       get_str(d, "regions_seen"), get_str(d, "pages_sampled"));
 	}
+	if (sampler && get(sampler, "hint")) {
+		struct json_object *h = get(sampler, "hint");
+
+		printf("hint:    %.0f faults/s of a %.0f budget; fast-tier pages %s, %.0f%% of epochs\n",
+		       json_object_get_double(get(h, "faults_per_sec")),
+		       json_object_get_double(get(h, "budget_faults_per_sec")),
+		       json_object_get_boolean(get(h, "fast_tier_marked")) ? "marked" :
+		       "not marked (over budget)",
+		       100 * json_object_get_double(get(h, "open_share")));
+	}
 	printf("policy:  %s (%s)", get_str(policy, "name"), get_str(policy, "path"));
 	if (params) {
 		json_object_object_foreach(params, k, v)

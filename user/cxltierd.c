@@ -60,6 +60,7 @@ struct config {
 	uint32_t heat_entries;
 	uint32_t ring_kb;
 	uint32_t hint_period_ms;
+	double hint_cpu_pct;
 	struct mover_opts mover;
 	bool observe;
 	bool keep_pins;
@@ -106,6 +107,9 @@ static const char usage_text[] =
 "                           at least 16384, at most 262144; ~80 bytes each)\n"
 "      --hint-period-ms MS  source hint: longest period of the kernel's NUMA\n"
 "                           scanner, i.e. how often a page can report (default 1000)\n"
+"      --hint-cpu PCT       source hint: CPU the hint faults may cost, in percent of\n"
+"                           one core (default 1; about 5000 faults/s); over it the\n"
+"                           kernel marks only slow-tier pages until credit returns\n"
 "\n"
 "Topology:\n"
 "      --fast-nodes LIST    fast (DRAM) nodes, numactl syntax: 0-1,4\n"
@@ -163,7 +167,7 @@ enum {
 	OPT_POLICY_DIR = 256, OPT_POLICY_HELP, OPT_DECAY, OPT_SCAN_EPOCHS,
 	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,
 	OPT_HIGH, OPT_PINGPONG, OPT_OBSERVE, OPT_PIN_DIR, OPT_RUN_DIR, OPT_KEEP_PINS,
-	OPT_HINT_PERIOD, OPT_RECORD, OPT_TAKE_OVER, OPT_METRICS_PORT, OPT_METRICS_ADDR,
+	OPT_HINT_PERIOD, OPT_HINT_CPU, OPT_RECORD, OPT_TAKE_OVER, OPT_METRICS_PORT, OPT_METRICS_ADDR,
 	OPT_CONFIG, OPT_CHECK_CONFIG, OPT_RING_KB,
 };
 
@@ -183,6 +187,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 		{ "scan-epochs", required_argument, NULL, OPT_SCAN_EPOCHS },
 		{ "heat-entries", required_argument, NULL, OPT_HEAT_ENTRIES },
 		{ "hint-period-ms", required_argument, NULL, OPT_HINT_PERIOD },
+		{ "hint-cpu", required_argument, NULL, OPT_HINT_CPU },
 		{ "fast-nodes", required_argument, NULL, OPT_FAST },
 		{ "slow-nodes", required_argument, NULL, OPT_SLOW },
 		{ "sysfs-root", required_argument, NULL, OPT_SYSFS },
@@ -264,6 +269,10 @@ static void parse_args(int argc, char **argv, struct config *c)
 			if (parse_int(optarg, 100, 600000, &v))
 				usage_error("--hint-period-ms '%s': expected 100 to 600000", optarg);
 			c->hint_period_ms = v;
+			break;
+		case OPT_HINT_CPU:
+			if (parse_double(optarg, 0.01, 100, &c->hint_cpu_pct))
+				usage_error("--hint-cpu '%s': expected a percentage of one core from 0.01 to 100", optarg);
 			break;
 		case OPT_FAST: c->fast_nodes = optarg; break;
 		case OPT_SLOW: c->slow_nodes = optarg; break;
@@ -370,6 +379,7 @@ static void load_config_file(int argc, char **argv, struct config *c, struct age
 	c->scan_epochs = f->scan_epochs;
 	c->heat_entries = f->heat_entries;
 	c->hint_period_ms = f->hint_period_ms;
+	c->hint_cpu_pct = f->hint_cpu_pct;
 	c->record = f->record;
 	c->fast_nodes = f->fast_nodes;
 	c->slow_nodes = f->slow_nodes;
@@ -414,6 +424,7 @@ static void effective_config(const struct config *c, struct agent_config *out)
 	out->scan_epochs = c->scan_epochs;
 	out->heat_entries = c->heat_entries;
 	out->hint_period_ms = c->hint_period_ms;
+	out->hint_cpu_pct = c->hint_cpu_pct;
 	out->mover = c->mover;
 	out->observe = c->observe;
 	out->keep_pins = c->keep_pins;
@@ -622,6 +633,7 @@ static int epoch(struct agent *a)
 	bool rescanned = false;
 	int drained, err;
 
+	ksettings__meter(&a->kset, t0);
 	targets__refresh(&a->cfg->specs, &a->tr, &a->s);
 	drained = sampler__drain(&a->s, &a->tr);
 	if (drained < 0)
@@ -889,6 +901,7 @@ int main(int argc, char **argv)
 		.decay = 0.5,
 		.scan_epochs = 5,
 		.hint_period_ms = 1000,
+		.hint_cpu_pct = HINT_CPU_PCT_DEFAULT,
 	};
 	struct sampler_opts so = { 0 };
 	static struct recorder rec;
@@ -1027,9 +1040,12 @@ int main(int argc, char **argv)
 		snprintf(a.s.source_why, sizeof(a.s.source_why), "%s; first touches from the page-fault tracepoint",
 			 a.damon.why);
 	}
-	if (sampler__has_source(&a.s, "hint") && (err = ksettings__take(&a.kset, cfg.sysfs_root, state_path, cfg.hint_period_ms,
+	if (sampler__has_source(&a.s, "hint")) {
+		if ((err = ksettings__take(&a.kset, cfg.sysfs_root, state_path, cfg.hint_period_ms,
 					   cfg.take_over)))
-		goto out;
+			goto out;
+		ksettings__meter_start(&a.kset, cfg.hint_cpu_pct, now_sec());
+	}
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a.s.source,
 		a.s.source_why, a.s.pin_dir);
 	if ((err = kmigrate__open(&a.km, cfg.pin_dir)))
@@ -1060,6 +1076,7 @@ int main(int argc, char **argv)
 	a.st.policy = &a.policy;
 	a.st.km = &a.km;
 	a.st.damon = a.use_damon ? &a.damon : NULL;
+	a.st.hint = &a.kset.gate;
 	if ((err = control__open(&a.ctl, cfg.run_dir, cfg.metrics_addr, cfg.metrics_port)))
 		goto out;
 	if (cfg.metrics_port)

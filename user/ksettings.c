@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 /* Since 5.13 the scanner's tunables live in debugfs (if mounted). */
 #define SCAN_PERIOD_MAX "/sys/kernel/debug/sched/numa_balancing/scan_period_max_ms"
 #define SCAN_PERIOD_MIN "/sys/kernel/debug/sched/numa_balancing/scan_period_min_ms"
+#define VMSTAT "/proc/vmstat"
 
 bool ksettings__hint_capable(const char *root)
 {
@@ -171,6 +174,79 @@ int ksettings__take(struct ksettings *k, const char *root, const char *state_pat
 	return 0;
 }
 
+/* The kernel's count of NUMA hint faults, every process's; -errno. */
+static int hint_faults(const char *root, uint64_t *n)
+{
+	char path[512], line[128];
+	int err = -ENODATA;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s" VMSTAT, root);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	/* The space in the format keeps numa_hint_faults_local out. */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "numa_hint_faults %" SCNu64, n) == 1) {
+			err = 0;
+			break;
+		}
+	fclose(f);
+	return err;
+}
+
+int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now)
+{
+	struct hint_gate *g = &k->gate;
+	int err;
+
+	memset(g, 0, sizeof(*g));
+	if ((err = hint_faults(k->root, &g->faults))) {
+		pr_warn("cannot read numa_hint_faults from %s" VMSTAT ": %s; hint faults are not metered",
+			k->root, strerror(-err));
+		return err;
+	}
+	g->budget = (cpu_pct > 0 ? cpu_pct : HINT_CPU_PCT_DEFAULT) / 100 * 1e9 / HINT_FAULT_COST_NS;
+	/* No credit to start: the first scan pass is a debt, and the average holds from the start. */
+	g->credit = 0;
+	g->at = now;
+	g->open = g->on = true;
+	pr_info("hint: metering NUMA hint faults to %.3g%% of one core (%.0f faults/s at %.1f us each); over budget the kernel marks only slow-tier pages",
+		g->budget * HINT_FAULT_COST_NS / 1e7, g->budget, HINT_FAULT_COST_NS / 1000);
+	return 0;
+}
+
+void ksettings__meter(struct ksettings *k, double now)
+{
+	struct hint_gate *g = &k->gate;
+	double dt = now - g->at, used;
+	uint64_t n;
+	bool open;
+	int err;
+
+	if (!g->on || !(dt > 0) || hint_faults(k->root, &n))
+		return;
+	used = n >= g->faults ? (double)(n - g->faults) : 0;
+	g->rate = used / dt;
+	g->credit = fmin(g->credit + g->budget * dt - used, g->budget * HINT_BURST_SEC);
+	g->faults = n;
+	g->at = now;
+	g->looks++;
+	open = g->credit > 0;
+	if (open != g->open) {
+		if ((err = write_text(k->root, NUMA_BALANCING, open ? "3" : "2"))) {
+			pr_warn("hint: cannot set %s to %d: %s", NUMA_BALANCING, open ? 3 : 2,
+				strerror(-err));
+		} else {
+			pr_debug("hint: %.0f faults/s, credit %.0f: %s", g->rate, g->credit,
+				 open ? "marking fast-tier pages again (mode 3)" :
+					"over budget, marking slow-tier pages only (mode 2)");
+			g->open = open;
+			g->flips++;
+		}
+	}
+	g->open_looks += g->open;
+}
+
 void ksettings__restore(struct ksettings *k)
 {
 	/* Reverse order: balancing off before the rate limit comes back. */
@@ -188,6 +264,7 @@ void ksettings__restore(struct ksettings *k)
 		s->changed = false;
 	}
 	k->nr = 0;
+	k->gate.on = false;
 	if (k->state[0])
 		unlink(k->state);
 }

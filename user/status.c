@@ -119,6 +119,18 @@ struct json_object *status__json(const struct agent_state *st)
 		ADD(d, "pages_sampled", U64(st->damon->pages_matched));
 		ADD(sampler, "damon", d);
 	}
+	if (st->hint && st->hint->on) {
+		struct json_object *h = json_object_new_object();
+
+		ADD(h, "budget_faults_per_sec", json_object_new_double(st->hint->budget));
+		ADD(h, "faults_per_sec", json_object_new_double(st->hint->rate));
+		ADD(h, "credit", json_object_new_double(st->hint->credit));
+		ADD(h, "fast_tier_marked", json_object_new_boolean(st->hint->open));
+		ADD(h, "open_share", json_object_new_double(st->hint->looks ?
+			(double)st->hint->open_looks / st->hint->looks : 1));
+		ADD(h, "switches", U64(st->hint->flips));
+		ADD(sampler, "hint", h);
+	}
 	ADD(root, "sampler", sampler);
 
 	params = json_object_new_object();

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "kmigrate.h"
+#include "ksettings.h"
 #include "mover.h"
 #include "policy_host.h"
 #include "sampler.h"
@@ -26,6 +27,7 @@ struct agent_state {
 	const struct policy_host *policy;
 	const struct kmigrate *km;	/* may be unloaded */
 	const struct damon_src *damon;	/* NULL unless the source is damon */
+	const struct hint_gate *hint;	/* NULL unless the source is hint */
 	const char *mode;	/* "migrate" or "observe" */
 	const char *mode_why;
 	double started;		/* wall clock */

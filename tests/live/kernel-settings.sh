@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Live test (root): the kernel settings the agent changes come back after
-# any exit.  SIGKILL leaves the state file and pins behind; the next start
+# any exit, including one while the hint budget holds the mode at 2.  SIGKILL leaves the state file and pins behind; the next start
 # restores the settings and removes the pins.  With the kernel's own tiering
 # already on, the agent refuses to start unless told to --take-over.
 set -euo pipefail
@@ -12,8 +12,10 @@ nb0=$(cat $nb)
 rl0=$(cat $rl)
 agent=""
 sleeper=""
+bench=""
 cleanup() {
 	[ -n "$agent" ] && kill -9 "$agent" 2>/dev/null || true
+	[ -n "$bench" ] && kill "$bench" 2>/dev/null || true
 	[ -n "$sleeper" ] && kill "$sleeper" 2>/dev/null || true
 	wait 2>/dev/null || true
 	echo "$nb0" > $nb
@@ -61,6 +63,31 @@ for _ in $(seq 60); do pgrep -f "cxltierd --pid $sleeper" > /dev/null || break; 
 [ "$(cat $nb)" = "$nb0" ] && [ "$(cat $rl)" = "$rl0" ] ||
 	fail "settings not back after the log pipe closed: $(cat $nb) $(cat $rl)"
 [ ! -e "$work/run/kernel-settings.state" ] || fail "the agent died with its log pipe (state file left)"
+
+# The CPU budget on the real /proc: at 0.01% of a core (50 faults/s) the first
+# scan pass of a busy process puts the budget in debt and the agent stops the
+# kernel marking fast-tier pages (mode 2); killed there, the next start still
+# restores the original, not 3.
+"$BUILD/tierbench" --size 64M --duration 30 -q > "$work/bench.log" 2>&1 &
+bench=$!
+"$BUILD/cxltierd" --pid "$bench" --source hint --hint-cpu 0.01 --run-dir "$work/run" \
+	> "$work/budget.log" 2>&1 &
+agent=$!
+for _ in $(seq 150); do [ "$(cat $nb)" = 2 ] && break; sleep 0.1; done
+[ "$(cat $nb)" = 2 ] || fail "over budget, the agent did not switch numa_balancing to 2 ($(cat $nb))"
+"$BUILD/cxltierctl" --run-dir "$work/run" status --json > "$work/status.json"
+jq -e '.sampler.hint.fast_tier_marked == false and .sampler.hint.budget_faults_per_sec == 50 and
+	.sampler.hint.switches >= 1' "$work/status.json" > /dev/null ||
+	fail "status does not show the closed budget: $(jq -c .sampler.hint "$work/status.json")"
+kill -9 "$agent"
+wait "$agent" 2>/dev/null || true
+kill "$bench"
+wait "$bench" 2>/dev/null || true
+start fifth.log --duration 0.5 --source fault
+wait "$agent" || fail "the restart after a kill over budget failed"
+agent=""
+[ "$(cat $nb)" = "$nb0" ] && [ "$(cat $rl)" = "$rl0" ] ||
+	fail "settings not back after a kill over budget: $(cat $nb) $(cat $rl)"
 
 # Someone else's tiering: refused, then taken over and given back.
 echo 2 > $nb

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "ksettings.h"
 #include "util.h"
 
 #define FIX    "tests/fixtures/config/"
@@ -159,7 +160,7 @@ static void sample_config_shows_the_real_defaults(void **state)
 {
 	static const char *const keys[] = {
 	    "source",	    "epoch_ms",	      "decay",		"scan_epochs",
-	    "heat_entries", "hint_period_ms", "name",		"rate_mbps",
+	    "heat_entries", "hint_period_ms", "hint_cpu_pct", "name",		"rate_mbps",
 	    "batch",	    "low_wmark_pct",  "high_wmark_pct", "pingpong_epochs",
 	    "observe",	    "pin_dir",	      "run_dir",	"keep_pins",
 	    "take_over",    "duration",	      "log_level",
@@ -214,6 +215,7 @@ static void defaults_match_the_help_text(void **state)
 	assert_int_equal(c.scan_epochs, 5);
 	assert_int_equal(c.heat_entries, 0);
 	assert_int_equal(c.hint_period_ms, 1000);
+	assert_true(c.hint_cpu_pct == HINT_CPU_PCT_DEFAULT);
 	assert_true(c.mover.rate_mbps == 256);
 	assert_int_equal(c.mover.batch, 1024);
 	assert_true(c.mover.low_wmark_pct == 2);
@@ -248,6 +250,7 @@ static void every_key_reaches_its_field(void **state)
 	assert_int_equal(c.scan_epochs, 7);
 	assert_int_equal(c.heat_entries, 65536);
 	assert_int_equal(c.hint_period_ms, 2000);
+	assert_true(c.hint_cpu_pct == 0.5);
 	assert_string_equal(c.record, "/var/tmp/cxltier.trace");
 	assert_string_equal(c.policy, "hotcold");
 	assert_string_equal(c.policy_dir, "/opt/cxltier/policies");

@@ -21,39 +21,9 @@
 #include "damon.h"
 #include "tracker.h"
 #include "util.h"
+#include "tree.h"
 
 #define KD "/sys/kernel/mm/damon/admin/kdamonds"
-
-struct tree {
-	char root[64];
-	char state[128];
-};
-
-static void put(const struct tree *t, const char *path, const char *val)
-{
-	char full[512], *slash;
-	FILE *f;
-
-	snprintf(full, sizeof(full), "%s%s", t->root, path);
-	for (slash = strchr(full + strlen(t->root) + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
-		*slash = '\0';
-		mkdir(full, 0700);
-		*slash = '/';
-	}
-	f = fopen(full, "w");
-	assert_non_null(f);
-	fputs(val, f);
-	fclose(f);
-}
-
-static const char *get(const struct tree *t, const char *path)
-{
-	static char buf[64];
-
-	assert_int_equal(read_text(t->root, path, buf, sizeof(buf)), 0);
-	buf[strcspn(buf, "\n")] = '\0';
-	return buf;
-}
 
 /* A running vaddr kdamond with one target, as the kernel shows it. */
 static void kdamond(const struct tree *t, const char *state, const char *pid, const char *target)
@@ -67,34 +37,12 @@ static void kdamond(const struct tree *t, const char *state, const char *pid, co
 	put(t, KD "/0/contexts/0/targets/0/pid_target", target);
 }
 
-static int setup(void **state)
-{
-	struct tree *t = calloc(1, sizeof(*t));
-
-	snprintf(t->root, sizeof(t->root), "/tmp/cxlt-damon-XXXXXX");
-	assert_non_null(mkdtemp(t->root));
-	snprintf(t->state, sizeof(t->state), "%s/damon.state", t->root);
-	*state = t;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct tree *t = *state;
-	char cmd[128];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", t->root);
-	assert_int_equal(system(cmd), 0);
-	free(t);
-	return 0;
-}
-
 static void recover_removes_our_running_kdamond(void **state)
 {
 	struct tree *t = *state;
 
 	kdamond(t, "on\n", "4242\n", "77\n");
-	put(t, "/damon.state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
+	put(t, "/state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
 	assert_int_equal(damon__recover(t->root, t->state), 1);
 	assert_string_equal(get(t, KD "/0/state"), "off");
 	assert_string_equal(get(t, KD "/nr_kdamonds"), "0");
@@ -107,7 +55,7 @@ static void recover_removes_our_stopped_kdamond(void **state)
 
 	/* Its targets exited, so it stopped by itself: the configuration is ours. */
 	kdamond(t, "off\n", "-1\n", "77\n");
-	put(t, "/damon.state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
+	put(t, "/state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
 	assert_int_equal(damon__recover(t->root, t->state), 1);
 	assert_string_equal(get(t, KD "/nr_kdamonds"), "0");
 }
@@ -118,7 +66,7 @@ static void recover_leaves_a_kdamond_someone_started_since(void **state)
 
 	/* Same slot, another thread: someone set DAMON up after our agent died. */
 	kdamond(t, "on\n", "5000\n", "77\n");
-	put(t, "/damon.state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
+	put(t, "/state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
 	assert_int_equal(damon__recover(t->root, t->state), 0);
 	assert_string_equal(get(t, KD "/0/state"), "on");
 	assert_string_equal(get(t, KD "/nr_kdamonds"), "1");
@@ -126,7 +74,7 @@ static void recover_leaves_a_kdamond_someone_started_since(void **state)
 
 	/* Stopped, but not the targets we left. */
 	kdamond(t, "off\n", "-1\n", "99\n");
-	put(t, "/damon.state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
+	put(t, "/state", "pid 4242 ops vaddr nr_targets 1 first 77\n");
 	assert_int_equal(damon__recover(t->root, t->state), 0);
 	assert_string_equal(get(t, KD "/nr_kdamonds"), "1");
 }
@@ -136,7 +84,7 @@ static void recover_ignores_a_forged_state_file(void **state)
 	struct tree *t = *state;
 
 	kdamond(t, "on\n", "4242\n", "77\n");
-	put(t, "/damon.state", "nr_kdamonds 0\n");
+	put(t, "/state", "nr_kdamonds 0\n");
 	assert_int_equal(damon__recover(t->root, t->state), 0);
 	assert_string_equal(get(t, KD "/0/state"), "on");
 	assert_int_equal(access(t->state, F_OK), -1);
@@ -196,7 +144,7 @@ static void set_targets_restarts_our_stopped_kdamond(void **state)
 	assert_string_equal(get(t, KD "/0/state"), "on");
 	assert_int_equal(d.nr_pids, 1);
 	/* The state file names the new list: what the next start will recognise. */
-	assert_string_equal(get(t, "/damon.state"), "pid 5151 ops vaddr nr_targets 1 first 88");
+	assert_string_equal(get(t, "/state"), "pid 5151 ops vaddr nr_targets 1 first 88");
 	assert_int_equal(d.kdamond_pid, 5151);
 	damon__close(&d);
 	tracker__free(&tr);
@@ -233,14 +181,14 @@ static void open_without_damon_says_so(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(recover_removes_our_running_kdamond, setup, teardown),
-		cmocka_unit_test_setup_teardown(recover_removes_our_stopped_kdamond, setup, teardown),
-		cmocka_unit_test_setup_teardown(recover_leaves_a_kdamond_someone_started_since, setup, teardown),
-		cmocka_unit_test_setup_teardown(recover_ignores_a_forged_state_file, setup, teardown),
-		cmocka_unit_test_setup_teardown(open_refuses_someone_elses_damon, setup, teardown),
-		cmocka_unit_test_setup_teardown(open_without_damon_says_so, setup, teardown),
-		cmocka_unit_test_setup_teardown(set_targets_restarts_our_stopped_kdamond, setup, teardown),
-		cmocka_unit_test_setup_teardown(set_targets_lets_go_of_a_kdamond_someone_took, setup, teardown),
+		cmocka_unit_test_setup_teardown(recover_removes_our_running_kdamond, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(recover_removes_our_stopped_kdamond, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(recover_leaves_a_kdamond_someone_started_since, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(recover_ignores_a_forged_state_file, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(open_refuses_someone_elses_damon, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(open_without_damon_says_so, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(set_targets_restarts_our_stopped_kdamond, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(set_targets_lets_go_of_a_kdamond_someone_took, tree_setup, tree_teardown),
 	};
 
 	log_verbosity = LOG_ERR;

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kernel settings the hint source changes, against /proc trees built in
+ * a temporary directory: what is set, what comes back (at exit, and from
+ * the state file after SIGKILL), and the CPU budget that switches the
+ * scanner between marking both tiers (mode 3) and the slow tier only (2).
+ * tests/live/kernel-settings.sh runs the same on the real /proc.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "ksettings.h"
+#include "tree.h"
+
+#define NB "/proc/sys/kernel/numa_balancing"
+#define RL "/proc/sys/kernel/numa_balancing_promote_rate_limit_MBps"
+
+static void proc(const struct tree *t, const char *mode)
+{
+	put(t, NB, mode);
+	put(t, RL, "65536\n");
+	put(t, "/proc/vmstat", "numa_pte_updates 5\nnuma_hint_faults_local 999999\n");
+}
+
+/* /proc/vmstat as the kernel orders it, with the hint fault count at n. */
+static void faults(const struct tree *t, unsigned long n)
+{
+	char text[160];
+
+	snprintf(text, sizeof(text), "numa_pte_updates 5\nnuma_hint_faults %lu\nnuma_hint_faults_local 3\n", n);
+	put(t, "/proc/vmstat", text);
+}
+
+static void take_sets_and_restore_puts_back(void **state)
+{
+	struct tree *t = *state;
+	struct ksettings k;
+
+	proc(t, "0\n");
+	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
+	assert_string_equal(get(t, NB), "3");
+	assert_string_equal(get(t, RL), "0");
+	assert_int_equal(access(t->state, F_OK), 0);
+	ksettings__restore(&k);
+	assert_string_equal(get(t, NB), "0");
+	assert_string_equal(get(t, RL), "65536");
+	assert_int_equal(access(t->state, F_OK), -1);
+}
+
+static void take_refuses_tiering_someone_else_runs(void **state)
+{
+	struct tree *t = *state;
+	struct ksettings k;
+
+	proc(t, "2\n");
+	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), -EBUSY);
+	assert_string_equal(get(t, NB), "2");
+	assert_string_equal(get(t, RL), "65536");
+	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, true), 0);
+	assert_string_equal(get(t, NB), "3");
+	ksettings__restore(&k);
+	assert_string_equal(get(t, NB), "2");
+}
+
+/* An agent killed while over budget (mode 2) left the state file: the original comes back. */
+static void over_budget_then_killed_recovers_the_original(void **state)
+{
+	struct tree *t = *state;
+	struct ksettings k;
+
+	proc(t, "0\n");
+	faults(t, 1000);
+	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
+	assert_int_equal(ksettings__meter_start(&k, 1, 100), 0);
+	faults(t, 61000);
+	ksettings__meter(&k, 101);
+	assert_string_equal(get(t, NB), "2");
+	/* SIGKILL here: no restore; the next start reads the state file. */
+	assert_int_equal(ksettings__recover(t->root, t->state), 2);
+	assert_string_equal(get(t, NB), "0");
+	assert_string_equal(get(t, RL), "65536");
+}
+
+static void meter_closes_over_budget_and_reopens_on_credit(void **state)
+{
+	struct tree *t = *state;
+	struct ksettings k;
+
+	proc(t, "0\n");
+	faults(t, 1000);
+	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
+	/* 1% of a core at 2 us a fault: 5000 faults/s. */
+	assert_int_equal(ksettings__meter_start(&k, 1, 100), 0);
+	assert_true(k.gate.open);
+	faults(t, 4000);
+	ksettings__meter(&k, 101);	/* 3000 of 5000: stays open */
+	assert_string_equal(get(t, NB), "3");
+	faults(t, 64000);
+	ksettings__meter(&k, 102);	/* a scan pass: 60000 faults, credit 2000 - 55000 */
+	assert_string_equal(get(t, NB), "2");
+	assert_false(k.gate.open);
+	assert_true(k.gate.rate > 59999 && k.gate.rate < 60001);
+	ksettings__meter(&k, 112);	/* -53000 + 50000: still in debt */
+	assert_string_equal(get(t, NB), "2");
+	ksettings__meter(&k, 113);	/* +2000: open again */
+	assert_string_equal(get(t, NB), "3");
+	assert_int_equal(k.gate.flips, 2);
+	assert_int_equal(k.gate.looks, 4);
+	assert_int_equal(k.gate.open_looks, 2);
+	ksettings__restore(&k);
+	assert_string_equal(get(t, NB), "0");
+}
+
+/* Idle time saves at most HINT_BURST_SEC of budget. */
+static void meter_caps_saved_credit(void **state)
+{
+	struct tree *t = *state;
+	struct ksettings k;
+
+	proc(t, "0\n");
+	faults(t, 0);
+	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
+	assert_int_equal(ksettings__meter_start(&k, 1, 0), 0);
+	ksettings__meter(&k, 1000);
+	assert_true(k.gate.credit <= 5000 * HINT_BURST_SEC);
+	faults(t, 60000);
+	ksettings__meter(&k, 1001);	/* 50000 saved + 5000 - 60000 */
+	assert_string_equal(get(t, NB), "2");
+	ksettings__restore(&k);
+}
+
+static void meter_without_a_count_leaves_the_mode(void **state)
+{
+	struct tree *t = *state;
+	struct ksettings k;
+
+	proc(t, "0\n");	/* a vmstat without numa_hint_faults */
+	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
+	assert_int_equal(ksettings__meter_start(&k, 1, 0), -ENODATA);
+	ksettings__meter(&k, 100);
+	assert_string_equal(get(t, NB), "3");
+	ksettings__restore(&k);
+	assert_string_equal(get(t, NB), "0");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(take_sets_and_restore_puts_back, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(take_refuses_tiering_someone_else_runs, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(over_budget_then_killed_recovers_the_original, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(meter_closes_over_budget_and_reopens_on_credit, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(meter_caps_saved_credit, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(meter_without_a_count_leaves_the_mode, tree_setup, tree_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

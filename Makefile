@@ -25,7 +25,7 @@ endif
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-BPF_PROGS := sampler kmigrate damon
+BPF_PROGS := sampler kmigrate damon marks
 POLICIES  := $(patsubst tiering-policies/%.c,%,$(wildcard tiering-policies/*.c))
 # Everything in user/ except the programs' main files is the agent library.
 MAINS     := cxltierd cxltierctl cxltier-replay

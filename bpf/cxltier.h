@@ -43,6 +43,13 @@ struct cxlt_sample {
 	__u64 vpage;
 };
 
+/* A VMA the kernel's NUMA scanner passed over in a target (bpf/marks.bpf.c). */
+struct cxlt_skip {
+	__u32 tgid;
+	__u32 reason;	/* enum numa_vmaskip_reason */
+	__u64 start, end;
+};
+
 /* Kernel migrations by enum migrate_reason; the last slot takes reasons past it. */
 #define CXLT_MIGRATE_REASONS 16
 

@@ -130,7 +130,7 @@ static int age_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 			if (roles[p->node] == CXLT_NODE_FAST) {
 				/* Idle time means something only when the source sees repeated use. */
 				bool idle = (v->source_flags & CXLT_SOURCE_REPEATS) &&
-					    p->idle_epochs > a->idle_demote;
+					    cxlt_idle_beyond(p, a->idle_demote + 1);
 
 				if (!idle && !goal)
 					continue;

@@ -95,7 +95,7 @@ static uint64_t collect(struct hotcold *hc, const struct cxlt_view *v, int role,
 
 			if (p->node < 0 || roles[p->node] != role)
 				continue;
-			if (cold ? p->idle_epochs < idle_min : p->heat < heat_min)
+			if (cold ? idle_min && !cxlt_idle_beyond(p, idle_min) : p->heat < heat_min)
 				continue;
 			hc->cands[n].target = t;
 			hc->cands[n].page = (uint32_t)i;

@@ -201,7 +201,8 @@ static inline float score(const struct cxlt_page *p, bool history)
  * score `out_score`: hotter by min_gain, and by more than sampling noise
  * (heat counts samples, so its noise grows like the square root of the
  * count) -- unless the fast page is dormant: never sampled, or not for
- * settle_epochs.  Then any clear ratio will do, or with sparse samples
+ * settle_epochs, while its source was looking (not CXLT_PAGE_UNSEEN).
+ * Then any clear ratio will do, or with sparse samples
  * (a few a page and epoch) nothing could ever displace it.
  */
 static inline bool clear_gain(const struct hotset *hs, float in, const struct cxlt_page *out,
@@ -211,7 +212,8 @@ static inline bool clear_gain(const struct hotset *hs, float in, const struct cx
 
 	if (!(gain > out_score * hs->min_gain))
 		return false;
-	if (!(out->flags & CXLT_PAGE_SAMPLED) || out->idle_epochs >= hs->settle_epochs)
+	if (!(out->flags & CXLT_PAGE_UNSEEN) &&
+	    (!(out->flags & CXLT_PAGE_SAMPLED) || out->idle_epochs >= hs->settle_epochs))
 		return true;
 	return gain * gain > NOISE_Z2 * (in + out_score);
 }

@@ -28,6 +28,7 @@
 #include "engine.h"
 #include "kmigrate.h"
 #include "ksettings.h"
+#include "marks.h"
 #include "mover.h"
 #include "policy_host.h"
 #include "sampler.h"
@@ -541,6 +542,7 @@ struct agent {
 	struct mover m;
 	struct policy_host policy;
 	struct ksettings kset;
+	struct marks marks;
 	struct kmigrate km;
 	struct damon_src damon;
 	bool use_damon;
@@ -633,8 +635,14 @@ static int epoch(struct agent *a)
 	bool rescanned = false;
 	int drained, err;
 
-	ksettings__meter(&a->kset, t0);
 	targets__refresh(&a->cfg->specs, &a->tr, &a->s);
+	if (a->tr.sight) {
+		/* Passes before samples: a page marked and sampled in one epoch stays unseen. */
+		bool seen = marks__follow(&a->marks, &a->tr, a->kset.gate.open, a->topo.fast_mask,
+					  a->kset.gate.opened_epoch);
+
+		ksettings__meter(&a->kset, t0, a->tr.epoch, seen);
+	}
 	drained = sampler__drain(&a->s, &a->tr);
 	if (drained < 0)
 		pr_warn("draining the heat map failed: %s", strerror(-drained));
@@ -1044,7 +1052,15 @@ int main(int argc, char **argv)
 		if ((err = ksettings__take(&a.kset, cfg.sysfs_root, state_path, cfg.hint_period_ms,
 					   cfg.take_over)))
 			goto out;
-		ksettings__meter_start(&a.kset, cfg.hint_cpu_pct, now_sec());
+		/*
+		 * The budget makes fast-tier pages go unseen at times; only run it
+		 * where the agent can tell which pages the scanner has looked at.
+		 */
+		if ((err = marks__open(&a.marks, cfg.pin_dir, cfg.sysfs_root)))
+			pr_warn("hint: no CPU budget: this kernel skips VMAs it has not seen used, and its sched_skip_vma_numa tracepoint does not attach (%s), so the agent cannot tell which pages went unseen; the scanner runs at its own pace",
+				strerror(-err));
+		else if (!ksettings__meter_start(&a.kset, cfg.hint_cpu_pct, now_sec()))
+			a.tr.sight = true;
 	}
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a.s.source,
 		a.s.source_why, a.s.pin_dir);
@@ -1123,6 +1139,7 @@ int main(int argc, char **argv)
 out:
 	recorder__close(&rec, &a.s);
 	kmigrate__close(&a.km);
+	marks__close(&a.marks);
 	if (a.use_damon)
 		damon__close(&a.damon);
 	control__close(&a.ctl);

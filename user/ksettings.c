@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -174,33 +173,13 @@ int ksettings__take(struct ksettings *k, const char *root, const char *state_pat
 	return 0;
 }
 
-/* The kernel's count of NUMA hint faults, every process's; -errno. */
-static int hint_faults(const char *root, uint64_t *n)
-{
-	char path[512], line[128];
-	int err = -ENODATA;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s" VMSTAT, root);
-	if (!(f = fopen(path, "re")))
-		return -errno;
-	/* The space in the format keeps numa_hint_faults_local out. */
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "numa_hint_faults %" SCNu64, n) == 1) {
-			err = 0;
-			break;
-		}
-	fclose(f);
-	return err;
-}
-
 int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now)
 {
 	struct hint_gate *g = &k->gate;
 	int err;
 
 	memset(g, 0, sizeof(*g));
-	if ((err = hint_faults(k->root, &g->faults))) {
+	if ((err = read_keyed_u64(k->root, VMSTAT, "numa_hint_faults", &g->faults))) {
 		pr_warn("cannot read numa_hint_faults from %s" VMSTAT ": %s; hint faults are not metered",
 			k->root, strerror(-err));
 		return err;
@@ -208,14 +187,14 @@ int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now)
 	g->budget = (cpu_pct > 0 ? cpu_pct : HINT_CPU_PCT_DEFAULT) / 100 * 1e9 / HINT_FAULT_COST_NS;
 	/* No credit to start: the first scan pass is a debt, and the average holds from the start. */
 	g->credit = 0;
-	g->at = now;
+	g->at = g->opened_at = now;
 	g->open = g->on = true;
 	pr_info("hint: metering NUMA hint faults to %.3g%% of one core (%.0f faults/s at %.1f us each); over budget the kernel marks only slow-tier pages",
 		g->budget * HINT_FAULT_COST_NS / 1e7, g->budget, HINT_FAULT_COST_NS / 1000);
 	return 0;
 }
 
-void ksettings__meter(struct ksettings *k, double now)
+void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool passes_seen)
 {
 	struct hint_gate *g = &k->gate;
 	double dt = now - g->at, used;
@@ -223,7 +202,7 @@ void ksettings__meter(struct ksettings *k, double now)
 	bool open;
 	int err;
 
-	if (!g->on || !(dt > 0) || hint_faults(k->root, &n))
+	if (!g->on || !(dt > 0) || read_keyed_u64(k->root, VMSTAT, "numa_hint_faults", &n))
 		return;
 	used = n >= g->faults ? (double)(n - g->faults) : 0;
 	g->rate = used / dt;
@@ -231,7 +210,12 @@ void ksettings__meter(struct ksettings *k, double now)
 	g->faults = n;
 	g->at = now;
 	g->looks++;
-	open = g->credit > 0;
+	open = g->credit > 0 ||
+	       (g->open && !passes_seen && now - g->opened_at < HINT_PASS_WAIT_SEC);
+	if (open && !g->open) {
+		g->opened_at = now;
+		g->opened_epoch = epoch;
+	}
 	if (open != g->open) {
 		if ((err = write_text(k->root, NUMA_BALANCING, open ? "3" : "2"))) {
 			pr_warn("hint: cannot set %s to %d: %s", NUMA_BALANCING, open ? 3 : 2,

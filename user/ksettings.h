@@ -23,6 +23,14 @@
 #define HINT_CPU_PCT_DEFAULT 1.0
 /* Credit saved while idle, in seconds of budget: one scan pass of a small process. */
 #define HINT_BURST_SEC 10.0
+/* Longest the gate waits in debt for the targets' passes (a target that never runs). */
+#define HINT_PASS_WAIT_SEC 60.0
+/*
+ * The scanner walks at most this much of a process at a time (the kernel's
+ * default scan_size_mb): a process no bigger is walked whole in the instant
+ * its pass ends.
+ */
+#define HINT_SCAN_CHUNK_BYTES (256ULL << 20)
 
 /*
  * The hint source's CPU budget.  The scanner's own pacing knobs live in
@@ -30,9 +38,13 @@
  * the faults it causes instead: each epoch it credits budget x time, debits
  * the hint faults the kernel counted (/proc/vmstat numa_hint_faults: the
  * scanner marks every process, so every process's), and keeps the normal
- * bit of the mode on (3: fast-tier pages are marked too) only while there
- * is credit.  Mode 2 marks only slow-tier pages, whose faults keep coming;
- * the kernel promotes nothing in either (rate limit 0).
+ * bit of the mode on (3: fast-tier pages are marked too) while there is
+ * credit.  Once open, it closes only after every target's scanner has made
+ * a whole pass through it, so that each opening marks every fast-tier page
+ * once: a pass is what the cost buys, and what tells a policy that a page
+ * went unused (user/marks.h).  The debt is paid with closed time, so the
+ * budget holds on average.  Mode 2 marks only slow-tier pages, whose faults
+ * keep coming; the kernel promotes nothing in either (rate limit 0).
  */
 struct hint_gate {
 	bool on;		/* the hint source runs: metering */
@@ -41,6 +53,8 @@ struct hint_gate {
 	double credit;		/* faults still allowed; negative: debt */
 	uint64_t faults;	/* numa_hint_faults at the last look */
 	double at;		/* when (monotonic seconds) */
+	double opened_at;	/* when the gate last opened */
+	uint64_t opened_epoch;
 	double rate;		/* faults per second over the last look */
 	uint64_t looks, open_looks, flips;
 };
@@ -76,8 +90,12 @@ int ksettings__take(struct ksettings *k, const char *root, const char *state_pat
  * at monotonic time now; -errno when this kernel does not count them.
  */
 int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now);
-/* Once an epoch: settles the credit and opens or closes the gate. */
-void ksettings__meter(struct ksettings *k, double now);
+/*
+ * Once an epoch (number `epoch`, at time now): settles the credit and opens
+ * or closes the gate.  passes_seen: every target's scanner has made a pass
+ * that marked fast-tier pages since the gate opened (or there is none).
+ */
+void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool passes_seen);
 /*
  * At start, with the agent's lock held: puts back the settings recorded in a
  * state file left by an agent that did not stop cleanly.  Returns how many

@@ -50,6 +50,7 @@ static struct json_object *targets_json(const struct tracker *tr)
 		ADD(o, "pages_fast", U64(t->place.fast));
 		ADD(o, "pages_slow", U64(t->place.slow));
 		ADD(o, "pages_unknown", U64(t->place.unknown));
+		ADD(o, "pages_fast_unseen", U64(t->place.fast_unseen));
 		ADD(o, "samples", U64(t->ctr.samples));
 		ADD(o, "promoted", U64(t->ctr.promoted));
 		ADD(o, "demoted", U64(t->ctr.demoted));

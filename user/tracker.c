@@ -159,8 +159,10 @@ int tracker__init(struct tracker *tr, double decay)
 
 void tracker__free(struct tracker *tr)
 {
-	for (uint32_t i = 0; i < tr->nr_targets; i++)
+	for (uint32_t i = 0; i < tr->nr_targets; i++) {
 		page_table__free(&tr->targets[i].pt);
+		free(tr->targets[i].scan.skips);
+	}
 	free(tr->targets);
 	pfn_nodes__free(&tr->pfn);
 	memset(tr, 0, sizeof(*tr));
@@ -194,6 +196,7 @@ void tracker__remove_target(struct tracker *tr, uint32_t idx)
 	if (idx >= tr->nr_targets)
 		return;
 	page_table__free(&tr->targets[idx].pt);
+	free(tr->targets[idx].scan.skips);
 	memmove(&tr->targets[idx], &tr->targets[idx + 1],
 		(tr->nr_targets - idx - 1) * sizeof(tr->targets[0]));
 	tr->nr_targets--;
@@ -238,9 +241,81 @@ void tracker__ingest(struct tracker *tr, const struct cxlt_page_key *keys,
 		s = p->samples + vals[i].samples;
 		p->samples = s > UINT16_MAX ? UINT16_MAX : s;
 		p->flags |= CXLT_PAGE_SAMPLED | (vals[i].hint_faults ? CXLT_PAGE_HINTED : 0);
+		p->flags &= ~PAGE_MARKED;
 		t->ctr.samples += vals[i].samples;
 		tr->ingested++;
 	}
+}
+
+static int vrange_cmp(const void *a, const void *b)
+{
+	const struct vrange *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Sorts and merges n ranges (a VMA skipped twice, or resized between two calls); the new n. */
+static uint32_t merge_ranges(struct vrange *r, uint32_t n)
+{
+	uint32_t k = 0;
+
+	qsort(r, n, sizeof(*r), vrange_cmp);
+	for (uint32_t i = 0; i < n; i++) {
+		if (k && r[i].start <= r[k - 1].end) {
+			if (r[i].end > r[k - 1].end)
+				r[k - 1].end = r[i].end;
+		} else {
+			r[k++] = r[i];
+		}
+	}
+	return k;
+}
+
+/* Whether addr lies in one of n sorted, disjoint ranges. */
+static bool in_ranges(const struct vrange *r, uint32_t n, uint64_t addr)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {	/* the first range starting after addr */
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (r[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < r[lo - 1].end;
+}
+
+void tracker__mark_pass(struct tracker *tr, struct target *t, bool fast, uint64_t fast_mask)
+{
+	struct scan_follow *f = &t->scan;
+	uint64_t since = tr->epoch >= f->pass_start ? tr->epoch - f->pass_start : 0;
+
+	struct vrange *skips = NULL;
+	uint32_t n = 0;
+
+	if (f->overflow)
+		return;
+	/* A sorted copy: the caller keeps the list's tail (this epoch's) for the next pass. */
+	if (f->nr_skips) {
+		if (!(skips = malloc(f->nr_skips * sizeof(*skips))))
+			return;
+		memcpy(skips, f->skips, f->nr_skips * sizeof(*skips));
+		n = merge_ranges(skips, f->nr_skips);
+	}
+	for (uint32_t i = 0; i < t->pt.nr; i++) {
+		struct cxlt_page *p = &t->pt.pages[i];
+
+		/* Sampled in or after the epoch the pass began: one look cannot order the two. */
+		if ((p->flags & CXLT_PAGE_SAMPLED) && p->idle_epochs < since)
+			continue;
+		if (!fast && (p->node < 0 || (fast_mask >> p->node & 1)))
+			continue;
+		if (!in_ranges(skips, n, p->addr))
+			p->flags |= PAGE_MARKED;
+	}
+	free(skips);
 }
 
 void tracker__age(struct tracker *tr)
@@ -259,8 +334,15 @@ void tracker__age(struct tracker *tr)
 				p->idle_epochs = 0;
 			else if (p->idle_epochs < UINT16_MAX)
 				p->idle_epochs++;
+			/* A migrated page comes back mapped: the scanner's mark is gone. */
+			if (!p->since_move)
+				p->flags &= ~PAGE_MARKED;
 			if (p->since_move < CXLT_NEVER_MOVED - 1)
 				p->since_move++;
+			if (tr->sight && !(p->flags & PAGE_MARKED))
+				p->flags |= CXLT_PAGE_UNSEEN;
+			else
+				p->flags &= ~CXLT_PAGE_UNSEEN;
 		}
 	}
 }
@@ -291,15 +373,17 @@ void tracker__count_placement(struct tracker *tr, uint64_t fast_mask, struct pla
 			pl->sampled += !!(p->flags & CXLT_PAGE_SAMPLED);
 			if (p->node < 0)
 				pl->unknown++;
-			else if ((fast_mask >> p->node) & 1)
+			else if ((fast_mask >> p->node) & 1) {
 				pl->fast++;
-			else
+				pl->fast_unseen += !!(p->flags & CXLT_PAGE_UNSEEN);
+			} else
 				pl->slow++;
 		}
 		total->fast += pl->fast;
 		total->slow += pl->slow;
 		total->unknown += pl->unknown;
 		total->sampled += pl->sampled;
+		total->fast_unseen += pl->fast_unseen;
 	}
 }
 

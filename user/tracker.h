@@ -18,6 +18,8 @@
 
 /* Internal flag: the page is gone (unmapped, process exited); dropped at the next compaction. */
 #define PAGE_GONE 0x80
+/* The kernel's scanner marked the page after its last sample (tracker__mark_pass). */
+#define PAGE_MARKED 0x20
 
 struct page_table {
 	struct cxlt_page *pages;
@@ -28,6 +30,22 @@ struct page_table {
 
 enum target_origin { ORIGIN_PID, ORIGIN_COMM, ORIGIN_CGROUP };
 
+struct vrange {
+	uint64_t start, end;
+};
+
+/* Hint source: the kernel scanner's passes over one target (user/marks.c). */
+struct scan_follow {
+	uint32_t seq;		/* mm->numa_scan_seq at the last look */
+	bool known;
+	bool pass_open;		/* the gate has been open since the pass under way began */
+	uint64_t pass_start;	/* epoch it began */
+	uint64_t fast_pass;	/* epoch the last pass that marked both tiers ended; 0: none */
+	struct vrange *skips;	/* VMAs the pass under way skipped (sched_skip_vma_numa) */
+	uint32_t nr_skips, cap_skips, nr_old;
+	bool overflow;		/* more skips than kept: nothing of the pass counts */
+};
+
 struct target_counters {
 	uint64_t samples;
 	uint64_t promoted, demoted;
@@ -36,6 +54,7 @@ struct target_counters {
 /* Where a target's tracked pages are, counted once an epoch. */
 struct placement {
 	uint64_t fast, slow, unknown, sampled;
+	uint64_t fast_unseen;	/* fast pages the source has not looked at since their last sample */
 };
 
 struct target {
@@ -50,6 +69,7 @@ struct target {
 	struct page_table pt;
 	struct target_counters ctr;
 	struct placement place;	/* as of the last tracker__count_placement() */
+	struct scan_follow scan;
 };
 
 struct tracker {
@@ -60,6 +80,11 @@ struct tracker {
 	long page_size;
 	uint64_t ingested;	/* heat map entries folded in, all time */
 	uint64_t dropped;	/* entries of processes that are no longer targets */
+	/*
+	 * The source sees a page only when something marks it (hint): pages not
+	 * marked since their last sample are flagged CXLT_PAGE_UNSEEN.
+	 */
+	bool sight;
 	struct pfn_nodes pfn;	/* optional; empty = ask move_pages only */
 };
 
@@ -75,6 +100,16 @@ int tracker__find_target(const struct tracker *tr, pid_t pid);
 /* Folds n heat-map entries into the records; new pages start with node unknown. */
 void tracker__ingest(struct tracker *tr, const struct cxlt_page_key *keys,
 		     const struct cxlt_page_val *vals, uint32_t n);
+
+/*
+ * A pass of the kernel's scanner over t ended: it marked every page outside
+ * the VMAs it skipped (t->scan.skips), on every tier when fast, else only on
+ * the nodes outside fast_mask.  A use of such a page from then on faults, so
+ * until its next sample its idle time counts.  Pages sampled since the pass
+ * began may have been marked before their sample: left unmarked.  Once an
+ * epoch, before the ingest.
+ */
+void tracker__mark_pass(struct tracker *tr, struct target *t, bool fast, uint64_t fast_mask);
 
 /* Finds or adds a page record; returns its index or -ENOMEM. */
 int page_table__get(struct page_table *pt, uint64_t addr, bool *created);

@@ -199,6 +199,33 @@ int read_text(const char *root, const char *path, char *buf, size_t len)
 	return err;
 }
 
+int read_keyed_u64(const char *root, const char *path, const char *key, uint64_t *val)
+{
+	size_t klen = strlen(key);
+	char full[4096], line[256];
+	int err = -ENODATA;
+	FILE *f;
+
+	snprintf(full, sizeof(full), "%s%s", root ? root : "", path);
+	if (!(f = fopen(full, "re")))
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + klen, *end;
+
+		/* The separator keeps numa_hint_faults_local out of numa_hint_faults. */
+		if (strncmp(line, key, klen) || (*p != ' ' && *p != '\t' && *p != ':'))
+			continue;
+		p += strspn(p, " \t:");
+		errno = 0;
+		*val = strtoull(p, &end, 10);
+		if (end != p && !errno)
+			err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}
+
 int write_text(const char *root, const char *path, const char *val)
 {
 	char full[4096];

@@ -39,6 +39,11 @@ char *format_nodelist(uint64_t mask, char *buf, size_t len);
 
 /* Reads a whole small file under root (NULL or "" = the real "/"). */
 int read_text(const char *root, const char *path, char *buf, size_t len);
+/*
+ * The number after `key` in a /proc file of "key value" or "key : value"
+ * lines (/proc/vmstat, /proc/PID/sched); -ENODATA when no line has it.
+ */
+int read_keyed_u64(const char *root, const char *path, const char *key, uint64_t *val);
 /* Writes val to root+path (sysfs, procfs); -errno, the kernel's refusal included. */
 int write_text(const char *root, const char *path, const char *val);
 

@@ -8,6 +8,7 @@
 #define CXLTIER_POLICY_HELPERS_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,15 @@ static inline void cxlt_top_k(struct cxlt_cand *c, uint64_t n, uint64_t k)
 			lo = gt;
 	}
 	qsort(c, k < n ? k : n, sizeof(*c), cxlt_cand_cmp);
+}
+
+/*
+ * Whether p has been idle at least min epochs while its source was looking:
+ * the test for demoting a page because it is idle.
+ */
+static inline bool cxlt_idle_beyond(const struct cxlt_page *p, uint32_t min)
+{
+	return p->idle_epochs >= min && !(p->flags & CXLT_PAGE_UNSEEN);
 }
 
 /* Pages in the view, all targets together: a bound for candidate arrays. */

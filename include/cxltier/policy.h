@@ -75,6 +75,14 @@ struct cxlt_page {
  */
 #define CXLT_PAGE_HINTED 0x1
 #define CXLT_PAGE_SAMPLED 0x2	/* sampled at least once since tracked */
+/*
+ * The source has not looked at the page since its last sample (or since it
+ * was tracked): a use since then may have gone unseen, so its idle time
+ * proves nothing.  Only the hint source sets it: while its CPU budget holds
+ * the kernel's scanner off fast-tier pages, they report nothing.  See
+ * cxlt_idle_beyond() in policy-helpers.h.
+ */
+#define CXLT_PAGE_UNSEEN 0x4
 
 struct cxlt_target_view {
 	int32_t pid;		/* tgid of the owning process */

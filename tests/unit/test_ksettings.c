@@ -78,7 +78,7 @@ static void over_budget_then_killed_recovers_the_original(void **state)
 	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
 	assert_int_equal(ksettings__meter_start(&k, 1, 100), 0);
 	faults(t, 61000);
-	ksettings__meter(&k, 101);
+	ksettings__meter(&k, 101, 101, true);
 	assert_string_equal(get(t, NB), "2");
 	/* SIGKILL here: no restore; the next start reads the state file. */
 	assert_int_equal(ksettings__recover(t->root, t->state), 2);
@@ -98,20 +98,49 @@ static void meter_closes_over_budget_and_reopens_on_credit(void **state)
 	assert_int_equal(ksettings__meter_start(&k, 1, 100), 0);
 	assert_true(k.gate.open);
 	faults(t, 4000);
-	ksettings__meter(&k, 101);	/* 3000 of 5000: stays open */
+	ksettings__meter(&k, 101, 101, true);	/* 3000 of 5000: stays open */
 	assert_string_equal(get(t, NB), "3");
 	faults(t, 64000);
-	ksettings__meter(&k, 102);	/* a scan pass: 60000 faults, credit 2000 - 55000 */
+	ksettings__meter(&k, 102, 102, true);	/* a scan pass: 60000 faults, credit 2000 - 55000 */
 	assert_string_equal(get(t, NB), "2");
 	assert_false(k.gate.open);
 	assert_true(k.gate.rate > 59999 && k.gate.rate < 60001);
-	ksettings__meter(&k, 112);	/* -53000 + 50000: still in debt */
+	ksettings__meter(&k, 112, 112, true);	/* -53000 + 50000: still in debt */
 	assert_string_equal(get(t, NB), "2");
-	ksettings__meter(&k, 113);	/* +2000: open again */
+	ksettings__meter(&k, 113, 113, true);	/* +2000: open again */
 	assert_string_equal(get(t, NB), "3");
 	assert_int_equal(k.gate.flips, 2);
 	assert_int_equal(k.gate.looks, 4);
 	assert_int_equal(k.gate.open_looks, 2);
+	ksettings__restore(&k);
+	assert_string_equal(get(t, NB), "0");
+}
+
+/* In debt, the gate stays open until every target's scanner has made a pass through it. */
+static void meter_closes_only_after_the_targets_passes(void **state)
+{
+	struct tree *t = *state;
+	struct ksettings k;
+
+	proc(t, "0\n");
+	faults(t, 0);
+	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
+	assert_int_equal(ksettings__meter_start(&k, 1, 100), 0);
+	faults(t, 60000);
+	ksettings__meter(&k, 101, 1, false);	/* a pass under way: keep marking */
+	assert_string_equal(get(t, NB), "3");
+	assert_true(k.gate.credit < 0);
+	ksettings__meter(&k, 102, 2, true);	/* it ended: pay the debt closed */
+	assert_string_equal(get(t, NB), "2");
+	ksettings__meter(&k, 114, 14, false);	/* credit again: open, whatever the passes */
+	assert_string_equal(get(t, NB), "3");
+	assert_int_equal(k.gate.opened_epoch, 14);
+	faults(t, 600000);	/* a big process: debt for longer than the wait */
+	ksettings__meter(&k, 115, 15, false);
+	assert_string_equal(get(t, NB), "3");
+	/* A target that never runs cannot hold it open for more than HINT_PASS_WAIT_SEC. */
+	ksettings__meter(&k, 114 + HINT_PASS_WAIT_SEC, 74, false);
+	assert_string_equal(get(t, NB), "2");
 	ksettings__restore(&k);
 	assert_string_equal(get(t, NB), "0");
 }
@@ -126,10 +155,10 @@ static void meter_caps_saved_credit(void **state)
 	faults(t, 0);
 	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
 	assert_int_equal(ksettings__meter_start(&k, 1, 0), 0);
-	ksettings__meter(&k, 1000);
+	ksettings__meter(&k, 1000, 1000, true);
 	assert_true(k.gate.credit <= 5000 * HINT_BURST_SEC);
 	faults(t, 60000);
-	ksettings__meter(&k, 1001);	/* 50000 saved + 5000 - 60000 */
+	ksettings__meter(&k, 1001, 1001, true);	/* 50000 saved + 5000 - 60000 */
 	assert_string_equal(get(t, NB), "2");
 	ksettings__restore(&k);
 }
@@ -142,7 +171,7 @@ static void meter_without_a_count_leaves_the_mode(void **state)
 	proc(t, "0\n");	/* a vmstat without numa_hint_faults */
 	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
 	assert_int_equal(ksettings__meter_start(&k, 1, 0), -ENODATA);
-	ksettings__meter(&k, 100);
+	ksettings__meter(&k, 100, 100, true);
 	assert_string_equal(get(t, NB), "3");
 	ksettings__restore(&k);
 	assert_string_equal(get(t, NB), "0");
@@ -155,6 +184,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(take_refuses_tiering_someone_else_runs, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(over_budget_then_killed_recovers_the_original, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(meter_closes_over_budget_and_reopens_on_credit, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(meter_closes_only_after_the_targets_passes, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(meter_caps_saved_credit, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(meter_without_a_count_leaves_the_mode, tree_setup, tree_teardown),
 	};

@@ -412,6 +412,16 @@ static void hotset_swaps_only_for_a_clear_gain(void **state)
 	assert_int_equal(decide(&s), 0);
 	assert_int_equal(moves_to(&s, 0, got), 1);
 	assert_int_equal(got[0], s150);
+
+	/*
+	 * Unless its source has not looked since its last sample (the hint
+	 * source's budget held the scanner off fast-tier pages): then it is not
+	 * dormant, and 5 against 0.001 samples is still noise.
+	 */
+	s.pages[warm].flags |= CXLT_PAGE_UNSEEN;
+	assert_int_equal(decide(&s), 0);
+	assert_int_equal(s.plan.nr, 0);
+	s.pages[warm].flags &= ~CXLT_PAGE_UNSEEN;
 	policy_host__unload(&host);
 }
 
@@ -683,6 +693,12 @@ static void age_demotes_only_pages_idle_past_idle_demote(void **state)
 	assert_int_equal(decide(&s), 0);
 	assert_int_equal(moves_to(&s, 1, got), 1);
 	assert_int_equal(got[0], i40);
+
+	/* Idle while its source was not looking: not idle at all. */
+	s.pages[i40].flags |= CXLT_PAGE_UNSEEN;
+	assert_int_equal(decide(&s), 0);
+	assert_int_equal(s.plan.nr, 0);
+	s.pages[i40].flags &= ~CXLT_PAGE_UNSEEN;
 
 	/* A source that sees first touches only: idleness proves nothing, nothing moves. */
 	s.view.source_flags = 0;

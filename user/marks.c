@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: MIT
+/* Design notes live in bpf/marks.bpf.c. */
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ksettings.h"
+#include "marks.h"
+#include "marks.skel.h"
+#include "util.h"
+
+/* Whether this kernel's scanner skips VMAs by recent use (6.4 and later). */
+static bool skips_by_activity(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool yes;
+
+	if (!btf)
+		return true;	/* cannot tell: assume it does */
+	yes = btf__find_by_name_kind(btf, "vma_numab_state", BTF_KIND_STRUCT) > 0;
+	btf__free(btf);
+	return yes;
+}
+
+int marks__open(struct marks *m, const char *pin_dir, const char *root)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = pin_dir);
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	m->root = root ? root : "";
+	m->skel = marks_bpf__open_opts(&oo);
+	if (!m->skel)
+		return -errno;
+	if ((err = marks_bpf__load(m->skel)))
+		goto fail;
+	m->link = bpf_program__attach(m->skel->progs.cxlt_skip_vma);
+	if (!m->link) {
+		err = -errno;
+		goto fail;
+	}
+	return 0;
+fail:
+	marks__close(m);
+	if (!skips_by_activity()) {
+		memset(m, 0, sizeof(*m));
+		m->root = root ? root : "";
+		return 0;	/* nothing to follow but the passes */
+	}
+	return err ? err : -EOPNOTSUPP;
+}
+
+void marks__close(struct marks *m)
+{
+	ring_buffer__free(m->rb);
+	m->rb = NULL;
+	bpf_link__destroy(m->link);
+	m->link = NULL;
+	/* The target maps are the sampler's pins: not ours to unpin. */
+	marks_bpf__destroy(m->skel);
+	m->skel = NULL;
+}
+
+int marks__scan_seq(const char *root, int pid, uint32_t *seq)
+{
+	char path[64];
+	uint64_t v;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/sched", pid);
+	if ((err = read_keyed_u64(root, path, "mm->numa_scan_seq", &v)))
+		return err;
+	*seq = (uint32_t)v;
+	return 0;
+}
+
+static int on_skip(void *ctx, void *data, size_t len)
+{
+	struct marks *m = ctx;
+	const struct cxlt_skip *k = data;
+	struct scan_follow *f;
+	int ti;
+
+	if (len < sizeof(*k) || (ti = tracker__find_target(m->tr, (pid_t)k->tgid)) < 0)
+		return 0;
+	m->skips++;
+	f = &m->tr->targets[ti].scan;
+	if (f->nr_skips == f->cap_skips) {
+		uint32_t cap = f->cap_skips ? f->cap_skips * 2 : 64;
+		struct vrange *r;
+
+		if (cap > MARKS_MAX_SKIPS || !(r = realloc(f->skips, cap * sizeof(*r)))) {
+			f->overflow = true;
+			return 0;
+		}
+		f->skips = r;
+		f->cap_skips = cap;
+	}
+	f->skips[f->nr_skips++] = (struct vrange){ k->start, k->end };
+	return 0;
+}
+
+/* One target's look: a pass that ended since the last look marked what it did not skip. */
+static void follow_target(struct marks *m, struct tracker *tr, struct target *t, bool open,
+			  uint64_t fast_mask)
+{
+	struct scan_follow *f = &t->scan;
+	bool one_chunk = t->pt.nr * (uint64_t)tr->page_size <= HINT_SCAN_CHUNK_BYTES;
+	uint32_t seq;
+
+	if (marks__scan_seq(m->root, t->pid, &seq))
+		return;
+	if (!f->known) {
+		/* The pass under way began before we looked: it does not count. */
+		*f = (struct scan_follow){ .skips = f->skips, .cap_skips = f->cap_skips, .known = true,
+					   .seq = seq, .pass_start = tr->epoch };
+		return;
+	}
+	if (seq == f->seq) {
+		f->pass_open &= open;
+		return;
+	}
+	/* A process that fits one chunk is walked whole the moment its pass ends. */
+	tracker__mark_pass(tr, t, open && (f->pass_open || one_chunk), fast_mask);
+	if (open && (f->pass_open || one_chunk) && !f->overflow)
+		f->fast_pass = tr->epoch;
+	/* This epoch's skips may belong to the next pass: keep them. */
+	memmove(f->skips, f->skips + f->nr_old, (f->nr_skips - f->nr_old) * sizeof(*f->skips));
+	f->nr_skips -= f->nr_old;
+	f->overflow = false;
+	f->seq = seq;
+	f->pass_start = tr->epoch;
+	f->pass_open = open;
+}
+
+bool marks__follow(struct marks *m, struct tracker *tr, bool gate_was_open, uint64_t fast_mask,
+		   uint64_t since)
+{
+	bool all = true;
+
+	for (uint32_t i = 0; i < tr->nr_targets; i++)
+		tr->targets[i].scan.nr_old = tr->targets[i].scan.nr_skips;
+	if (m->skel) {
+		uint64_t dropped = m->skel->bss->dropped;
+
+		if (!m->rb)
+			m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.cxlt_skips), on_skip, m, NULL);
+		m->tr = tr;
+		if (m->rb)
+			ring_buffer__consume(m->rb);
+		/* A lost skip would make a pass look whole: no pass under way counts. */
+		if (!m->rb || dropped != m->dropped)
+			for (uint32_t i = 0; i < tr->nr_targets; i++)
+				tr->targets[i].scan.overflow = true;
+		m->dropped = dropped;
+	}
+	for (uint32_t i = 0; i < tr->nr_targets; i++) {
+		follow_target(m, tr, &tr->targets[i], gate_was_open, fast_mask);
+		all &= tr->targets[i].scan.fast_pass > since;
+	}
+	return all;
+}

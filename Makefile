@@ -107,7 +107,7 @@ test: all tests
 sanitize:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/san CC=clang CFLAGS="$(SAN_FLAGS)" all tests
 	$(Q)echo "== the same unit and live tests, ASan + UBSan build =="
-	$(Q)BUILD=$(BUILD)/san CXLT_TEST_SETS="unit cli live" \
+	$(Q)BUILD=$(BUILD)/san TIERBENCH=$(BUILD)/tierbench CXLT_TEST_SETS="unit cli live" \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run
 
 # The main job on a machine without CXL: the emulated CXL machine, live.

@@ -1056,11 +1056,16 @@ int main(int argc, char **argv)
 		 * The budget makes fast-tier pages go unseen at times; only run it
 		 * where the agent can tell which pages the scanner has looked at.
 		 */
-		if ((err = marks__open(&a.marks, cfg.pin_dir, cfg.sysfs_root)))
+		if ((err = marks__open(&a.marks, cfg.pin_dir, cfg.sysfs_root))) {
 			pr_warn("hint: no CPU budget: this kernel skips VMAs it has not seen used, and its sched_skip_vma_numa tracepoint does not attach (%s), so the agent cannot tell which pages went unseen; the scanner runs at its own pace",
 				strerror(-err));
-		else if (!ksettings__meter_start(&a.kset, cfg.hint_cpu_pct, now_sec()))
+			err = 0;
+		} else if (!ksettings__meter_start(&a.kset, cfg.hint_cpu_pct, now_sec())) {
 			a.tr.sight = true;
+			pr_info("hint: following the scanner's passes (mm->numa_scan_seq)%s: pages it has not marked since their last sample are flagged unseen",
+				a.marks.skel ? " and the VMAs it skips (sched_skip_vma_numa)" :
+					       "; this kernel skips no VMA for inactivity");
+		}
 	}
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a.s.source,
 		a.s.source_why, a.s.pin_dir);

@@ -129,7 +129,8 @@ static void follow_target(struct marks *m, struct tracker *tr, struct target *t,
 	if (open && (f->pass_open || one_chunk) && !f->overflow)
 		f->fast_pass = tr->epoch;
 	/* This epoch's skips may belong to the next pass: keep them. */
-	memmove(f->skips, f->skips + f->nr_old, (f->nr_skips - f->nr_old) * sizeof(*f->skips));
+	if (f->nr_skips > f->nr_old)
+		memmove(f->skips, f->skips + f->nr_old, (f->nr_skips - f->nr_old) * sizeof(*f->skips));
 	f->nr_skips -= f->nr_old;
 	f->overflow = false;
 	f->seq = seq;

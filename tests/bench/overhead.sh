@@ -17,10 +17,10 @@
 set -euo pipefail
 BUILD=${BUILD:-build}
 SECS=${SECS:-10}
-ROUNDS=${ROUNDS:-5}
+ROUNDS=${ROUNDS:-6}
 LONG_WARM=${LONG_WARM:-30}
 LONG_SECS=${LONG_SECS:-30}
-LONG_ROUNDS=${LONG_ROUNDS:-3}
+LONG_ROUNDS=${LONG_ROUNDS:-4}
 work=$(mktemp -d)
 stats0=$(cat /proc/sys/kernel/bpf_stats_enabled)
 nb0=$(cat /proc/sys/kernel/numa_balancing 2>/dev/null || echo)
@@ -38,7 +38,10 @@ trap restore EXIT
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
 
 # Median of column c (default 1).
-median() { awk -v c="${1:-1}" '{ print $c }' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+median() {
+	awk -v c="${1:-1}" '{ print $c }' | sort -g |
+		awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 # This row's shape: warm-up W, window S, rounds R.
 shape() {
 	case $1 in
@@ -109,8 +112,9 @@ for src in ${SOURCES:-none fault hint scanner fault-perf $damon}; do
 	[ "$src" != scanner ] || [ -n "$nb0" ] || continue
 	shape "$src"
 	: > "$work/a" ; : > "$work/w"
-	for _ in $(seq "$R"); do
-		alone >> "$work/a"
+	# Alone first in odd rounds, second in even ones: no order effect on the ratio.
+	for r in $(seq "$R"); do
+		[ $((r % 2)) = 0 ] || alone >> "$work/a"
 		if [ "$src" = none ]; then
 			alone >> "$work/w"
 			echo 0 >> "$work/kept.$src"
@@ -120,6 +124,7 @@ for src in ${SOURCES:-none fault hint scanner fault-perf $damon}; do
 		else
 			attached "$src" >> "$work/w" || { echo "$src: failed"; continue 2; }
 		fi
+		[ $((r % 2)) = 1 ] || alone >> "$work/a"
 	done
 	a=$(median < "$work/a")
 	w=$(median < "$work/w")

@@ -40,7 +40,7 @@ echo 1 > /proc/sys/kernel/bpf_stats_enabled
 # Median of column c (default 1).
 median() {
 	awk -v c="${1:-1}" '{ print $c }' | sort -g |
-		awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+		awk '{ v[NR] = $1 } END { printf "%.3f\n", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 # This row's shape: warm-up W, window S, rounds R.
 shape() {
@@ -134,7 +134,7 @@ for src in ${SOURCES:-none fault hint scanner fault-perf $damon}; do
 	[ ! -f "$work/runtime.$src" ] ||
 		rt=$(awk '{ ns[$1] = $2; n[$1] = $3 } END { for (p in n) if (n[p] > 0) printf "%s %.0f ", p, ns[p] / n[p] }' \
 			"$work/runtime.$src")
-	printf '%-11s %12s %12s %7.3f %8.2f %10s %s   (%d x %ds%s)\n' "$src" "$a" "$w" "$(echo "$w / $a" | bc -l)" \
+	printf '%-11s %12.0f %12.0f %7.3f %8.2f %10.0f %s   (%d x %ds%s)\n' "$src" "$a" "$w" "$(echo "$w / $a" | bc -l)" \
 		"$sys" "$(median < "$work/kept.$src")" "${rt:-n/a}" "$R" "$S" "$([ "$W" -gt 0 ] && echo " after ${W}s")"
 done
 echo "(medians; 1 tierbench thread, 256 MiB; the agent in observe mode here; +sys %: tierbench's"

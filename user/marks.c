@@ -87,7 +87,6 @@ static int on_skip(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*k) || (ti = tracker__find_target(m->tr, (pid_t)k->tgid)) < 0)
 		return 0;
-	m->skips++;
 	f = &m->tr->targets[ti].scan;
 	if (f->nr_skips == f->cap_skips) {
 		uint32_t cap = f->cap_skips ? f->cap_skips * 2 : 64;
@@ -109,7 +108,7 @@ static void follow_target(struct marks *m, struct tracker *tr, struct target *t,
 			  uint64_t fast_mask)
 {
 	struct scan_follow *f = &t->scan;
-	bool one_chunk = t->pt.nr * (uint64_t)tr->page_size <= HINT_SCAN_CHUNK_BYTES;
+	bool one_chunk = t->pt.nr * (uint64_t)tr->page_size <= HINT_SCAN_CHUNK_BYTES, fast;
 	uint32_t seq;
 
 	if (marks__scan_seq(m->root, t->pid, &seq))
@@ -125,8 +124,9 @@ static void follow_target(struct marks *m, struct tracker *tr, struct target *t,
 		return;
 	}
 	/* A process that fits one chunk is walked whole the moment its pass ends. */
-	tracker__mark_pass(tr, t, open && (f->pass_open || one_chunk), fast_mask);
-	if (open && (f->pass_open || one_chunk) && !f->overflow)
+	fast = open && (f->pass_open || one_chunk);
+	tracker__mark_pass(tr, t, fast, fast_mask);
+	if (fast && !f->overflow)
 		f->fast_pass = tr->epoch;
 	/* This epoch's skips may belong to the next pass: keep them. */
 	if (f->nr_skips > f->nr_old)

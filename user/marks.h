@@ -24,7 +24,6 @@ struct marks {
 	struct tracker *tr;	/* while draining */
 	const char *root;
 	uint64_t dropped;	/* events lost, as of the last look */
-	uint64_t skips;		/* received, all time */
 };
 
 /*

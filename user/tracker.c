@@ -291,7 +291,6 @@ void tracker__mark_pass(struct tracker *tr, struct target *t, bool fast, uint64_
 {
 	struct scan_follow *f = &t->scan;
 	uint64_t since = tr->epoch >= f->pass_start ? tr->epoch - f->pass_start : 0;
-
 	struct vrange *skips = NULL;
 	uint32_t n = 0;
 

@@ -598,7 +598,7 @@ static void follow_topology(struct agent *a)
 	if (!fresh)
 		return;
 	log_verbosity = LOG_ERR;	/* a failed re-read is reported below, once */
-	if (topology__load(fresh, a->cfg->sysfs_root, a->cfg->fast_nodes, a->cfg->slow_nodes)) {
+	if (topology__reload(fresh, &a->topo, a->cfg->fast_nodes, a->cfg->slow_nodes)) {
 		log_verbosity = lvl;
 		pr_warn("cannot re-read the topology (a named node lost its memory?); keeping the last one");
 		free(fresh);

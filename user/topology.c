@@ -112,6 +112,34 @@ static int read_tiers(struct topology *t)
 	return 0;
 }
 
+/*
+ * Re-reads keep each node's tier from the last read while it keeps its
+ * memory, and read the tiers' nodelist files only when a node gained memory.
+ * Reading them while the kernel removes a tier deadlocks the machine (6.1 up
+ * to at least 6.12): nodelist_show() waits for memory_tier_lock, which the
+ * memory-offline path holds while it waits for every reader of the tier's
+ * files to leave.  A tier is removed when the last memory of its last node
+ * goes offline, just when the agent sees that node's memory change; a node
+ * keeps its tier while it has memory, so skipping the read there loses nothing.
+ */
+static bool keep_tiers(struct topology *t, const struct topology *prev)
+{
+	for (int i = 0; i < t->nr_nodes; i++) {
+		struct topo_node *n = &t->nodes[i];
+		const struct topo_node *was = NULL;
+
+		for (int j = 0; j < prev->nr_nodes; j++)
+			if (prev->nodes[j].id == n->id)
+				was = &prev->nodes[j];
+		if (n->total_pages && (!was || !was->total_pages))
+			return false;
+		if (was)
+			n->tier = was->tier;
+	}
+	t->tiers_known = prev->tiers_known;
+	return true;
+}
+
 static int cmp_node(const void *a, const void *b)
 {
 	return ((const struct topo_node *)a)->id - ((const struct topo_node *)b)->id;
@@ -170,8 +198,8 @@ static int parse_override(const struct topology *t, const char *opt,
 	return 0;
 }
 
-int topology__load(struct topology *t, const char *root, const char *fast,
-		   const char *slow)
+static int load(struct topology *t, const char *root, const char *fast,
+		const char *slow, const struct topology *prev)
 {
 	char dirpath[PATH_MAX];
 	struct dirent *de;
@@ -212,7 +240,8 @@ int topology__load(struct topology *t, const char *root, const char *fast,
 		if (err)
 			return err;
 	}
-	read_tiers(t);
+	if (!prev || !keep_tiers(t, prev))
+		read_tiers(t);
 
 	if (fast || slow) {
 		uint64_t mem = memory_nodes(t);
@@ -245,6 +274,18 @@ int topology__load(struct topology *t, const char *root, const char *fast,
 		return -ENOENT;
 	}
 	return 0;
+}
+
+int topology__load(struct topology *t, const char *root, const char *fast,
+		   const char *slow)
+{
+	return load(t, root, fast, slow, NULL);
+}
+
+int topology__reload(struct topology *t, const struct topology *prev,
+		     const char *fast, const char *slow)
+{
+	return load(t, prev->root, fast, slow, prev);
 }
 
 void topology__log(const struct topology *t)

@@ -42,6 +42,12 @@ struct topology {
  */
 int topology__load(struct topology *t, const char *root, const char *fast,
 		   const char *slow);
+/*
+ * The same, again under prev's root, for the agent's re-read every epoch:
+ * tiers come from prev for nodes that had memory then (see keep_tiers()).
+ */
+int topology__reload(struct topology *t, const struct topology *prev,
+		     const char *fast, const char *slow);
 struct topo_node *topology__node(struct topology *t, int id);
 bool topology__has_slow(const struct topology *t);
 const char *topology__role_name(enum node_role role);

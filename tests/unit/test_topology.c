@@ -232,6 +232,69 @@ static void refresh_picks_up_changed_free_memory(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+static void put(const char *dir, const char *file, const char *text)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/sys/devices/%s", dir, file);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+#define TIERS "virtual/memory_tiering/memory_tier"
+#define NODE1 "system/node/node1/meminfo"
+
+/*
+ * The agent's re-reads must not read a tier's nodelist while a node loses
+ * memory (the kernel can deadlock there, see keep_tiers()).  Garbage in the
+ * nodelist files shows whether a re-read looked at them: it would make the
+ * tiers unknown.
+ */
+static void reload_reads_tiers_only_when_a_node_gains_memory(void **state)
+{
+	static struct topology t0, t1, t2, t3;
+	char dir[] = "/tmp/cxlt-topo-XXXXXX", cmd[512];
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp -r " FIX "dram_cxl/sys %s/", dir);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(topology__load(&t0, dir, NULL, NULL), 0);
+	put(dir, TIERS "4/nodelist", "garbage\n");
+	put(dir, TIERS "22/nodelist", "garbage\n");
+
+	/* Node 1 shrinks (a block offline): same tier, new size. */
+	put(dir, NODE1, "Node 1 MemTotal: 4194304 kB\nNode 1 MemFree: 4000000 kB\n");
+	assert_int_equal(topology__reload(&t1, &t0, NULL, NULL), 0);
+	assert_true(t1.tiers_known);
+	assert_int_equal(topology__node(&t1, 1)->tier, 22);
+	assert_int_equal(topology__node(&t1, 1)->total_pages, kb_pages(4194304));
+	assert_int_equal(t1.slow_mask, 0x2);
+
+	/* Node 1's last memory goes: no role, and still no read. */
+	put(dir, NODE1, "Node 1 MemTotal: 0 kB\nNode 1 MemFree: 0 kB\n");
+	assert_int_equal(topology__reload(&t2, &t1, NULL, NULL), 0);
+	assert_true(t2.tiers_known);
+	assert_int_equal(topology__node(&t2, 0)->tier, 4);
+	assert_int_equal(topology__node(&t2, 1)->role, ROLE_NONE);
+	assert_int_equal(t2.slow_mask, 0);
+
+	/* It comes back in another tier: now the tiers are read. */
+	put(dir, TIERS "4/nodelist", "0-1\n");
+	put(dir, TIERS "22/nodelist", "\n");
+	put(dir, NODE1, "Node 1 MemTotal: 8388608 kB\nNode 1 MemFree: 8000000 kB\n");
+	assert_int_equal(topology__reload(&t3, &t2, NULL, NULL), 0);
+	assert_true(t3.tiers_known);
+	assert_int_equal(topology__node(&t3, 1)->tier, 4);
+	assert_int_equal(topology__node(&t3, 1)->role, ROLE_SLOW);	/* no CPUs */
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void missing_root_is_an_error(void **state)
 {
 	(void)state;
@@ -408,6 +471,7 @@ int main(void)
 		cmocka_unit_test(no_slow_single_node_has_no_slow_tier),
 		cmocka_unit_test(no_tiers_cpus_decide_and_tiers_are_unknown),
 		cmocka_unit_test(refresh_picks_up_changed_free_memory),
+		cmocka_unit_test(reload_reads_tiers_only_when_a_node_gains_memory),
 		cmocka_unit_test(missing_root_is_an_error),
 		cmocka_unit_test(parse_nodelist_ranges_and_lists),
 		cmocka_unit_test(parse_nodelist_rejects_bad_lists),

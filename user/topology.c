@@ -12,11 +12,12 @@
 #define NODE_DIR "/sys/devices/system/node"
 #define TIER_DIR "/sys/devices/virtual/memory_tiering"
 
-struct topo_node *topology__node(struct topology *t, int id)
+/* Like strchr(): a const topology in, a node the caller may change out. */
+struct topo_node *topology__node(const struct topology *t, int id)
 {
 	for (int i = 0; i < t->nr_nodes; i++)
 		if (t->nodes[i].id == id)
-			return &t->nodes[i];
+			return (struct topo_node *)&t->nodes[i];
 	return NULL;
 }
 
@@ -126,11 +127,8 @@ static bool keep_tiers(struct topology *t, const struct topology *prev)
 {
 	for (int i = 0; i < t->nr_nodes; i++) {
 		struct topo_node *n = &t->nodes[i];
-		const struct topo_node *was = NULL;
+		const struct topo_node *was = topology__node(prev, n->id);
 
-		for (int j = 0; j < prev->nr_nodes; j++)
-			if (prev->nodes[j].id == n->id)
-				was = &prev->nodes[j];
 		if (n->total_pages && (!was || !was->total_pages))
 			return false;
 		if (was)

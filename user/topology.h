@@ -48,7 +48,7 @@ int topology__load(struct topology *t, const char *root, const char *fast,
  */
 int topology__reload(struct topology *t, const struct topology *prev,
 		     const char *fast, const char *slow);
-struct topo_node *topology__node(struct topology *t, int id);
+struct topo_node *topology__node(const struct topology *t, int id);
 bool topology__has_slow(const struct topology *t);
 const char *topology__role_name(enum node_role role);
 void topology__log(const struct topology *t);

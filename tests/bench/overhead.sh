@@ -49,7 +49,7 @@ shape() {
 	*) W=0 S=$SECS R=$ROUNDS ;;
 	esac
 }
-bench_args() { echo --size 256M --hot 0.25 --duration $((W + S)) --report-interval "$((W > 0 ? W : W + S))"; }
+bench_args() { echo --size 256M --hot 0.25 --duration $((W + S)) --report-interval "$((W > 0 ? W : S))"; }
 # Operations per second, and system time in percent of a core, in the window
 # [W, W + S] of a tierbench output.
 window() {

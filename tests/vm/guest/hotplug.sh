@@ -8,17 +8,6 @@ blocks() { for b in /sys/devices/system/node/node1/memory*; do echo "${b##*/}"; 
 set_blocks() { for b in $(blocks); do echo "$1" > "/sys/devices/system/memory/$b/state" || return 1; done; }
 node1_mib() { awk '/MemTotal/ { print int($4 / 1024) }' /sys/devices/system/node/node1/meminfo; }
 
-# count_of FILE PATTERN: lines of FILE that match.
-count_of() { grep -c "$2" "$1" 2>/dev/null || true; }
-# wait_count FILE PATTERN N: until PATTERN shows up N times in FILE (10 s).
-wait_count() {
-	n=0
-	while [ "$(count_of "$1" "$2")" -lt "$3" ]; do
-		n=$((n + 1))
-		[ "$n" -gt 100 ] && fail "timed out waiting for '$2' #$3 in $1"
-		sleep 0.1
-	done
-}
 # Offlining that hangs is a deadlock with whoever reads the memory tiers:
 # say where the agent waits instead of only timing out.
 watchdog() {
@@ -43,13 +32,13 @@ for cycle in 1 2 3; do
 	set_blocks offline || fail "could not offline node 1's memory"
 	kill "$dog"
 	echo "node 1 now $(node1_mib) MiB"
-	wait_count /tmp/agent.log 'now observing' "$cycle"
+	wait_for /tmp/agent.log 'now observing' 100 "$cycle"
 	kill -0 "$agent" || fail "the agent died when node 1 went offline"
 	cxltierctl status --json > /tmp/off.json || fail "no status while node 1 is offline"
 	jq -e '.agent.mode == "observe"' /tmp/off.json > /dev/null || fail "still migrating with node 1 offline"
 	set_blocks online_movable || set_blocks online || fail "could not online node 1's memory again"
 	echo "node 1 back: $(node1_mib) MiB"
-	wait_count /tmp/agent.log 'now migrating again' "$cycle"
+	wait_for /tmp/agent.log 'now migrating again' 100 "$cycle"
 	sleep 0.5
 done
 cxltierctl status --json > /tmp/on.json || fail "no status after node 1 came back"

@@ -10,12 +10,13 @@ vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 now() { cut -d' ' -f1 /proc/uptime; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 
-# wait_for FILE PATTERN [TENTHS]: until PATTERN shows up in FILE.
+# wait_for FILE PATTERN [TENTHS [COUNT]]: until PATTERN shows up in COUNT (1)
+# lines of FILE.
 wait_for() {
 	i=0
-	while ! grep -q "$2" "$1" 2>/dev/null; do
+	while seen=$(grep -c "$2" "$1" 2>/dev/null); [ "${seen:-0}" -lt "${4:-1}" ]; do
 		i=$((i + 1))
-		[ "$i" -gt "${3:-300}" ] && fail "timed out waiting for '$2' in $1"
+		[ "$i" -gt "${3:-300}" ] && fail "timed out waiting for '$2' in $1${4:+ (line $4)}"
 		sleep 0.1
 	done
 }

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,79 @@ int proc_stat(pid_t pid, uint64_t *start_time, char comm[16], int *is_kthread)
 	if (is_kthread)
 		*is_kthread = !!(flags & PF_KTHREAD);
 	return 0;
+}
+
+/* Undoes the octal escapes (\040 for a space) of a /proc/mounts field, in place. */
+static void unescape_mount_field(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+/* Whether mount point M holds path P: M is P or a whole-component prefix of it. */
+static size_t mount_holds(const char *m, const char *p)
+{
+	size_t n = strlen(m);
+
+	if (n == 1 && m[0] == '/')
+		return 1;
+	return !strncmp(m, p, n) && (p[n] == '/' || p[n] == '\0') ? n : 0;
+}
+
+int cgroup_v2_check(const char *mounts, const char *dir, char *why, size_t whylen)
+{
+	char line[4096], best_type[64] = "", best_at[4096] = "", v2_at[4096] = "";
+	size_t best = 0;
+	FILE *f = fopen(mounts, "re");
+
+	if (!f) {
+		int err = -errno;
+
+		snprintf(why, whylen, "cannot read %s: %s", mounts, strerror(-err));
+		return err;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char at[4096], type[64];
+		size_t n;
+
+		if (sscanf(line, "%*s %4095s %63s", at, type) != 2)
+			continue;
+		unescape_mount_field(at);
+		if (!strcmp(type, "cgroup2") && !v2_at[0])
+			snprintf(v2_at, sizeof(v2_at), "%s", at);
+		/* >=: of mounts stacked on one point, the last one is what the path sees. */
+		if ((n = mount_holds(at, dir)) && n >= best) {
+			best = n;
+			snprintf(best_type, sizeof(best_type), "%s", type);
+			snprintf(best_at, sizeof(best_at), "%s", at);
+		}
+	}
+	fclose(f);
+	if (!strcmp(best_type, "cgroup2"))
+		return 0;
+	if (!strcmp(best_type, "cgroup"))
+		snprintf(why, whylen, "%s is in a cgroup v1 hierarchy (mounted at %s)", dir, best_at);
+	else
+		snprintf(why, whylen, "%s is not in a cgroup file system (it is on %s, mounted at %s)",
+			 dir, best_type[0] ? best_type : "no known mount", best_at[0] ? best_at : "?");
+	if (v2_at[0])
+		snprintf(why + strlen(why), whylen - strlen(why),
+			 "; the cgroup v2 hierarchy is mounted at %s: name a directory under it", v2_at);
+	else
+		snprintf(why + strlen(why), whylen - strlen(why),
+			 "; this machine has no cgroup v2 hierarchy mounted, and the BPF filter knows only "
+			 "cgroup v2 ids: use --comm or --pid instead");
+	return -EINVAL;
 }
 
 static int add(struct tracker *tr, struct sampler *s, pid_t pid,
@@ -91,12 +165,20 @@ int targets__init(struct target_specs *ts, struct sampler *s)
 		}
 	}
 	for (int i = 0; i < ts->nr_cgroups; i++) {
-		char procs[4096];
+		char dir[PATH_MAX], procs[PATH_MAX + 16], why[PATH_MAX * 2 + 256];
 		struct stat st;
 
-		snprintf(procs, sizeof(procs), "%s/cgroup.procs", ts->cgroups[i]);
-		if (stat(ts->cgroups[i], &st) || !S_ISDIR(st.st_mode) || access(procs, R_OK)) {
-			pr_err("--cgroup %s: not a cgroup directory (expected a path under the cgroup v2 mount, with cgroup.procs)",
+		if (!realpath(ts->cgroups[i], dir) || stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+			pr_err("--cgroup %s: no such directory", ts->cgroups[i]);
+			return -ENOENT;
+		}
+		if (cgroup_v2_check("/proc/self/mounts", dir, why, sizeof(why))) {
+			pr_err("--cgroup %s: %s", ts->cgroups[i], why);
+			return -EINVAL;
+		}
+		snprintf(procs, sizeof(procs), "%s/cgroup.procs", dir);
+		if (access(procs, R_OK)) {
+			pr_err("--cgroup %s: not a cgroup directory (no readable cgroup.procs)",
 			       ts->cgroups[i]);
 			return -ENOENT;
 		}

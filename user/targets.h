@@ -28,6 +28,15 @@ struct target_specs {
 /* Reads /proc/PID/stat: start time (clock ticks since boot), comm, kernel-thread flag. */
 int proc_stat(pid_t pid, uint64_t *start_time, char comm[16], int *is_kthread);
 
+/*
+ * Whether DIR (an absolute path without symlinks) lies in a cgroup v2
+ * hierarchy, judged by the longest mount point of MOUNTS (a /proc/self/mounts
+ * file) that holds it: 0, or -EINVAL with the reason and what would work in WHY.
+ * BPF sees only cgroup v2 ids, mounted at /sys/fs/cgroup (pure v2) or elsewhere
+ * (/sys/fs/cgroup/unified in the hybrid layout).
+ */
+int cgroup_v2_check(const char *mounts, const char *dir, char *why, size_t whylen);
+
 /* Validates the specs (PIDs exist and are user processes, cgroups exist); -errno. */
 int targets__init(struct target_specs *ts, struct sampler *s);
 /*

@@ -104,14 +104,21 @@ test: all tests
 	$(Q)BUILD=$(BUILD) tests/run
 	$(Q)$(MAKE) --no-print-directory sanitize
 
+# The contributor's loop: the cmocka unit tests alone, no root, seconds.
+check: $(UNIT_TESTS)
+	$(Q)BUILD=$(BUILD) CXLT_TEST_SETS=unit tests/run
+
 sanitize:
 	$(Q)$(MAKE) --no-print-directory BUILD=$(BUILD)/san CC=clang CFLAGS="$(SAN_FLAGS)" all tests
 	$(Q)echo "== the same unit and live tests, ASan + UBSan build =="
 	$(Q)BUILD=$(BUILD)/san TIERBENCH=$(BUILD)/tierbench CXLT_TEST_SETS="unit cli live" \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run
 
+# What every emulated-machine run copies into the guest (tests/vm/common.bash).
+VM_INPUTS := all $(TEST_POLICIES)
+
 # The main job on a machine without CXL: the emulated CXL machine, live.
-demo: all
+demo: $(VM_INPUTS)
 	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/demo.sh'
 
 $(BUILD)/bench_mover: tests/bench/bench_mover.c $(BUILD)/libcxlt.a

@@ -131,7 +131,7 @@ fuzz: all
 	$(Q)BUILD=$(BUILD) tests/fuzz/build.sh
 	$(Q)BUILD=$(BUILD) tests/fuzz/run.sh $(FUZZ_SECONDS)
 
-bench: all $(BUILD)/bench_controller $(BUILD)/bench_mover
+bench: $(VM_INPUTS) $(BUILD)/bench_controller $(BUILD)/bench_mover
 	$(Q)echo "== controller cost (this machine) =="
 	$(Q)$(BUILD)/bench_controller
 	$(Q)echo "== sampling overhead (this machine) =="
@@ -148,7 +148,8 @@ bench: all $(BUILD)/bench_controller $(BUILD)/bench_mover
 DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
 	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev libinih-dev \
 	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils gzip \
-	procps util-linux jq bc gnuplot-nox groff-base man-db systemd valgrind libclang-rt-14-dev
+	procps util-linux jq bc gnuplot-nox groff-base man-db systemd valgrind libclang-rt-14-dev \
+	dpkg-dev debhelper
 
 deps:
 	apt-get update
@@ -157,7 +158,7 @@ deps:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test sanitize fuzz bench demo deps clean
+.PHONY: all tests test check sanitize fuzz bench demo deps clean
 
 # ---- install and Debian package ------------------------------------------
 # make install [DESTDIR=/staging] [PREFIX=/usr]: the FHS layout.  Policies go

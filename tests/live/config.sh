@@ -31,7 +31,7 @@ CONF
 chmod 0644 "$work/good.conf"
 "$BUILD/cxltierd" --config "$work/good.conf" --epoch-ms 200 > "$work/agent.log" 2>&1 &
 agent=$!
-for _ in $(seq 100); do [ -S "$work/run/cxltier.sock" ] && break; sleep 0.05; done
+wait_for 30 "the agent's set-up (control socket)" socket_up "$work/run"
 "$BUILD/cxltierctl" --run-dir "$work/run" status --json > "$work/st.json" || fail "no status"
 jq -e --argjson p "$sleeper" '.targets[0].pid == $p and .agent.rate_mbps == 64 and .agent.epoch_ms == 200
 	and .policy.name == "hotcold" and .policy.params.promote_heat == "3"' "$work/st.json" > /dev/null ||
@@ -40,14 +40,14 @@ jq -e --argjson p "$sleeper" '.targets[0].pid == $p and .agent.rate_mbps == 64 a
 pages=$(jq '.agent.tracked_pages' "$work/st.json")
 sed -i 's/rate_mbps = 64/rate_mbps = 32/; s/promote_heat = 3/promote_heat = 5/' "$work/good.conf"
 kill -HUP "$agent"
-for _ in $(seq 100); do grep -q 'reloaded: policy hotcold, 32 MiB/s' "$work/agent.log" && break; sleep 0.05; done
+wait_for 30 "the reload in the log" logged 'reloaded: policy hotcold, 32 MiB/s'
 "$BUILD/cxltierctl" --run-dir "$work/run" status --json > "$work/st.json"
 jq -e '.agent.rate_mbps == 32 and .policy.params.promote_heat == "5"' "$work/st.json" > /dev/null ||
 	fail "reload did not apply: $(jq -c '[.agent.rate_mbps, .policy.params]' "$work/st.json")"
 [ "$(jq '.agent.tracked_pages' "$work/st.json")" -ge "$pages" ] || fail "reload lost the tracked pages"
 sed -i 's/rate_mbps = 32/rate_mbps = fast/' "$work/good.conf"
 kill -HUP "$agent"
-for _ in $(seq 100); do grep -q 'reload refused' "$work/agent.log" && break; sleep 0.05; done
+wait_for 30 "the refused reload in the log" logged 'reload refused'
 grep -q "reload refused: .*good.conf:.*rate_mbps = fast.*; the running configuration stays" "$work/agent.log" ||
 	fail "bad reload not refused clearly"
 "$BUILD/cxltierctl" --run-dir "$work/run" status --json | jq -e '.agent.rate_mbps == 32' > /dev/null ||

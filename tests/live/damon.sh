@@ -11,19 +11,19 @@ set -euo pipefail
 . "$(dirname "$0")/lib.bash"
 admin=/sys/kernel/mm/damon/admin/kdamonds
 
-"$BUILD/tierbench" --size 64M --hot 0.5 --duration 30 > "$work/bench.out" &
+"$BUILD/tierbench" --size 64M --hot 0.5 --duration 300 > "$work/bench.out" &
 bench=$!
-for _ in $(seq 50); do grep -q 'pid=' "$work/bench.out" && break; sleep 0.1; done
+wait_for 30 "tierbench's set-up" grep -q 'pid=' "$work/bench.out"
 
 nr=$(cat $admin/nr_kdamonds 2>/dev/null || echo none)
 if [ "$nr" = 0 ]; then
-	"$BUILD/cxltierd" --pid "$bench" --source damon --duration 4 --run-dir "$work/run" > "$work/agent.log" 2>&1 &
+	"$BUILD/cxltierd" --pid "$bench" --source damon --run-dir "$work/run" > "$work/agent.log" 2>&1 &
 	agent=$!
-	sleep 3
-	"$BUILD/cxltierctl" --run-dir "$work/run" status --json > "$work/st.json" || fail "no status"
+	wait_for 60 "our own kdamond monitoring the target in the status" status_has "$work/run" \
+		'.sampler.damon.owner == "agent" and .sampler.damon.targets == 1'
+	kill -TERM "$agent"
 	wait "$agent" || fail "cxltierd exited $?"
-	jq -e '.sampler.damon.owner == "agent" and .sampler.damon.targets == 1' "$work/st.json" > /dev/null ||
-		fail "our own kdamond: $(jq -c .sampler.damon "$work/st.json")"
+	agent=""
 	[ "$(cat $admin/nr_kdamonds)" = 0 ] || fail "our kdamond was left set up"
 	echo "damon: ok (no one had set DAMON up: the agent ran its own kdamond and removed it)"
 	exit 0
@@ -37,20 +37,22 @@ if [ "$(cat $admin/0/state 2>/dev/null)" != on ] || [ "$(cat $admin/0/contexts/0
 fi
 before=$(cat $admin/0/state $admin/0/contexts/0/operations $admin/0/contexts/0/monitoring_attrs/intervals/{sample_us,aggr_us,update_us})
 aggr_us=$(cat $admin/0/contexts/0/monitoring_attrs/intervals/aggr_us)
-secs=$(( aggr_us / 1000000 * 2 + 3 ))
-"$BUILD/cxltierd" --pid "$bench" --source damon --duration "$secs" --epoch-ms 1000 --run-dir "$work/run" \
+secs=$(( aggr_us / 1000000 * 4 + 30 ))
+"$BUILD/cxltierd" --pid "$bench" --source damon --epoch-ms 1000 --run-dir "$work/run" \
 	> "$work/agent.log" 2>&1 &
 agent=$!
-sleep $((secs - 1))
-"$BUILD/cxltierctl" --run-dir "$work/run" status --json > "$work/st.json" || fail "no status"
+# The kdamond reports once per aggregation interval: wait for the target's pages in its regions.
+wait_for "$secs" "pages of the target in DAMON's regions" status_has "$work/run" '.targets[0].pages_sampled > 0'
+cp "$work/status.json" "$work/st.json"
+kill -TERM "$agent"
 wait "$agent" || fail "cxltierd exited $?"
+agent=""
 jq -e '.sampler.source == "damon"' "$work/st.json" > /dev/null || fail "source: $(jq -c .sampler "$work/st.json")"
 jq -e --argjson pid "$(cat $admin/0/pid)" '.sampler.damon.owner != "agent" and .sampler.damon.kdamond_pid == $pid' \
 	"$work/st.json" > /dev/null || fail "status of the observed kdamond: $(jq -c .sampler.damon "$work/st.json")"
 samples=$(jq '.targets[0].samples' "$work/st.json")
 sampled=$(jq '.targets[0].pages_sampled' "$work/st.json")
-echo "after ${secs}s (kdamond aggregation every $((aggr_us / 1000)) ms): $sampled pages sampled, $samples samples"
-[ "$sampled" -gt 0 ] || fail "no page of the target was found in DAMON's regions"
+echo "kdamond aggregation every $((aggr_us / 1000)) ms: $sampled pages sampled, $samples samples"
 after=$(cat $admin/0/state $admin/0/contexts/0/operations $admin/0/contexts/0/monitoring_attrs/intervals/{sample_us,aggr_us,update_us})
 [ "$before" = "$after" ] || fail "the kdamond's settings changed"
 echo "damon: ok"

@@ -15,3 +15,28 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*" >&2; sed 's/^/  agent: /' "$work/agent.log" >&2 2>/dev/null || true; exit 1; }
+
+# Tests wait for conditions, never for a time: the machine may be busy with
+# another build.  wait_for SECONDS WHAT CMD...: runs CMD every 0.1 s until it
+# succeeds; after SECONDS (generous: a deadline, not a pace) fails naming WHAT.
+wait_for() {
+	local deadline=$(($(date +%s) + $1)) what=$2
+	shift 2
+	until "$@"; do
+		[ "$(date +%s)" -lt "$deadline" ] || fail "waited in vain for $what"
+		sleep 0.1
+	done
+}
+logged() { grep -q -- "$1" "$work/agent.log"; }
+socket_up() { [ -S "$1/cxltier.sock" ]; }
+# status_has RUN_DIR JQ_FILTER: the running agent's status satisfies the filter.
+status_has() {
+	"$BUILD/cxltierctl" --run-dir "$1" status --json > "$work/status.json" 2>/dev/null &&
+		jq -e "$2" "$work/status.json" > /dev/null
+}
+# heat_entries PID: heat map entries of PID (N) and of every other process (M), as "N M".
+heat_entries() {
+	bpftool -j map dump pinned /sys/fs/bpf/cxltier/cxlt_heat > "$work/heat.json"
+	jq -r --argjson p "$1" '[([.[] | select(.formatted.key.tgid == $p)] | length),
+				 ([.[] | select(.formatted.key.tgid != $p)] | length)] | @tsv' "$work/heat.json"
+}

@@ -8,14 +8,16 @@ set -euo pipefail
 pin=/sys/fs/bpf/cxltier
 
 mkfifo "$work/go"
-sh -c 'read x < "$1"; exec "$2" --size 16M --duration 3' sh "$work/go" "$BUILD/tierbench" > "$work/bench.out" &
+sh -c 'read x < "$1"; exec "$2" --size 16M --duration 120' sh "$work/go" "$BUILD/tierbench" > "$work/bench.out" &
 bench=$!
-"$BUILD/cxltierd" --pid "$bench" --source fault:1,fault-perf:3 --epoch-ms 3000 --run-dir "$work/run" \
+# A long first epoch: the heat map is read before the agent drains it.
+"$BUILD/cxltierd" --pid "$bench" --source fault:1,fault-perf:3 --epoch-ms 600000 --run-dir "$work/run" \
 	> "$work/agent.log" 2>&1 &
 agent=$!
-for _ in $(seq 100); do [ -S "$work/run/cxltier.sock" ] && break; sleep 0.05; done
+wait_for 30 "the agent's set-up (control socket)" socket_up "$work/run"
 echo go > "$work/go"
-sleep 1
+# tierbench prints its info line once it has touched every page of its buffer.
+wait_for 30 "tierbench's info line" grep -q 'buf=0x' "$work/bench.out"
 bpftool -j map dump pinned "$pin/cxlt_heat" > "$work/heat.json"
 buf=$(sed -n 's/.*buf=\(0x[0-9a-f]*\).*/\1/p' "$work/bench.out")
 [ -n "$buf" ] || fail "no tierbench info line"

@@ -2,7 +2,7 @@
 /*
  * cxltierd: the cxltier agent.  Every epoch it drains the BPF heat map into
  * the tracker, refreshes targets and topology, asks the policy for a plan
- * and has the mover carry it out.  The design is in shared/DESIGN.md and in
+ * and has the mover carry it out.  The design is in docs/design.md and in
  * the comments at the top of bpf/sampler.bpf.c and each user/ module.
  */
 #include <errno.h>
@@ -120,9 +120,9 @@ static const char usage_text[] =
 "Mover:\n"
 "  -r, --rate MBPS          migration budget in MiB/s (default 256)\n"
 "      --batch N            pages per move_pages call (default 1024, min 1)\n"
-"      --low-wmark PCT      free fast memory under PCT%% of its size: demote\n"
+"      --low-wmark PCT      free fast memory under PCT% of its size: demote\n"
 "                           first, promote nothing (default 2)\n"
-"      --high-wmark PCT     demote until free fast memory is over PCT%% (default 5)\n"
+"      --high-wmark PCT     demote until free fast memory is over PCT% (default 5)\n"
 "      --pingpong-epochs N  a moved page is not moved again for N epochs (default 10)\n"
 "      --observe            sample and report, never move a page\n"
 "      --record FILE        also write every raw sample to FILE, a trace for\n"

@@ -5,7 +5,7 @@
  * promotion rate limit at 0.  The kernel's scanner then keeps producing NUMA
  * hint faults on both tiers — the `hint` sampling source — while it promotes
  * nothing itself, so every placement decision is the agent's (measured in
- * shared/TESTBED.md).
+ * docs/design.md, "The machines, measured").
  */
 #ifndef CXLT_KSETTINGS_H
 #define CXLT_KSETTINGS_H

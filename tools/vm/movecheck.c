@@ -59,7 +59,7 @@ static size_t verify(const char *buf, size_t npages, size_t psz)
 	return bad;
 }
 
-/* Move every page to `node` in batches of 512 (the cheap batch size, TESTBED.md). */
+/* Move every page to `node` in batches of 512 (the cheap batch size: docs/design.md, "Costs"). */
 static int move_all(void **pages, int *nodes, int *status, size_t npages, int node,
 		    size_t *failed)
 {

@@ -31,7 +31,8 @@ struct pm_scan_arg {
 #define PM_PRESENT (1ULL << 63)
 #define PM_PFN_MASK ((1ULL << 55) - 1)
 
-#define MIN_SLOTS 1024
+/* Small: the replay may hold 100k targets of a page or two each. */
+#define MIN_SLOTS 16
 /* Scratch flag: the page was found resident by the scan in progress. */
 #define PAGE_SEEN 0x40
 
@@ -85,7 +86,7 @@ int page_table__get(struct page_table *pt, uint64_t addr, bool *created)
 				return pt->slots[s] - 1;
 	}
 	if (pt->nr == pt->cap) {
-		uint32_t cap = pt->cap ? pt->cap * 2 : 1024;
+		uint32_t cap = pt->cap ? pt->cap * 2 : 16;
 		struct cxlt_page *pages;
 
 		if (pt->cap >= (1U << 30))
@@ -210,17 +211,34 @@ int tracker__find_target(const struct tracker *tr, pid_t pid)
 	return -1;
 }
 
+void tracker__ingest_page(struct tracker *tr, struct target *t, const struct cxlt_page_key *key,
+			  const struct cxlt_page_val *val)
+{
+	struct cxlt_page *p;
+	bool created;
+	uint32_t s;
+	int idx;
+
+	idx = page_table__get(&t->pt, key->vpage << CXLT_PAGE_SHIFT, &created);
+	if (idx < 0) {
+		tr->dropped++;
+		return;
+	}
+	p = &t->pt.pages[idx];
+	s = p->samples + val->samples;
+	p->samples = s > UINT16_MAX ? UINT16_MAX : s;
+	p->flags |= CXLT_PAGE_SAMPLED | (val->hint_faults ? CXLT_PAGE_HINTED : 0);
+	p->flags &= ~PAGE_MARKED;
+	t->ctr.samples += val->samples;
+	tr->ingested++;
+}
+
 void tracker__ingest(struct tracker *tr, const struct cxlt_page_key *keys,
 		     const struct cxlt_page_val *vals, uint32_t n)
 {
 	struct target *t = NULL;
 
 	for (uint32_t i = 0; i < n; i++) {
-		struct cxlt_page *p;
-		bool created;
-		uint32_t s;
-		int idx;
-
 		/* Entries come grouped by nothing in particular, but runs of one tgid are common. */
 		if (!t || t->pid != (pid_t)keys[i].tgid) {
 			int ti = tracker__find_target(tr, keys[i].tgid);
@@ -232,18 +250,7 @@ void tracker__ingest(struct tracker *tr, const struct cxlt_page_key *keys,
 			}
 			t = &tr->targets[ti];
 		}
-		idx = page_table__get(&t->pt, keys[i].vpage << CXLT_PAGE_SHIFT, &created);
-		if (idx < 0) {
-			tr->dropped++;
-			continue;
-		}
-		p = &t->pt.pages[idx];
-		s = p->samples + vals[i].samples;
-		p->samples = s > UINT16_MAX ? UINT16_MAX : s;
-		p->flags |= CXLT_PAGE_SAMPLED | (vals[i].hint_faults ? CXLT_PAGE_HINTED : 0);
-		p->flags &= ~PAGE_MARKED;
-		t->ctr.samples += vals[i].samples;
-		tr->ingested++;
+		tracker__ingest_page(tr, t, &keys[i], &vals[i]);
 	}
 }
 

@@ -100,6 +100,9 @@ int tracker__find_target(const struct tracker *tr, pid_t pid);
 /* Folds n heat-map entries into the records; new pages start with node unknown. */
 void tracker__ingest(struct tracker *tr, const struct cxlt_page_key *keys,
 		     const struct cxlt_page_val *vals, uint32_t n);
+/* One entry of target t, for a caller that finds t by its own index (the replay). */
+void tracker__ingest_page(struct tracker *tr, struct target *t, const struct cxlt_page_key *key,
+			  const struct cxlt_page_val *val);
 
 /*
  * A pass of the kernel's scanner over t ended: it marked every page outside

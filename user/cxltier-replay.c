@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -38,6 +39,15 @@
 #define MAX_POLICIES 16
 #define NODE_FAST 0
 #define NODE_SLOW 1
+/*
+ * A trace's time span is not trusted: every epoch costs a pass over the
+ * pages seen, so a gap of years between two samples would be years of
+ * empty epochs.  Beyond this many epochs the replay refuses and names the
+ * --epoch-ms that fits (the fuzzer builds with fewer to stay fast).
+ */
+#ifndef REPLAY_MAX_EPOCHS
+#define REPLAY_MAX_EPOCHS 1000000
+#endif
 
 struct model_opts {
 	double fast_ratio;	/* fast capacity / distinct pages, when fast_pages is 0 */
@@ -76,6 +86,14 @@ struct model {
 	uint64_t cap[2], used[2];
 	struct move_hist **hist;	/* per target, indexed like its records */
 	uint32_t *hist_cap;
+	uint32_t nr_hist;		/* entries in hist and hist_cap */
+	/*
+	 * tgid -> target index + 1 (0: free slot), open addressing: the
+	 * tracker's lookup is a linear scan, fine for the agent's few targets,
+	 * not for a trace naming 100k processes.
+	 */
+	uint32_t *tgid_slots;
+	uint32_t tgid_mask;
 	struct result *res;
 };
 
@@ -136,19 +154,94 @@ static const char usage_text[] =
 "  cxltier-replay --json --plot plots/ recorded.trace hotset\n"
 "  cxltier-replay --to-csv recorded.trace -O recorded.csv\n";
 
-static void usage_error(const char *fmt, const char *arg)
+/* Returns 2, the exit status of a usage error. */
+static int usage_error(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "cxltier-replay: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nTry 'cxltier-replay --help'.\n");
-	exit(2);
+	return 2;
 }
 
 /* ---- the tier model behind move_pages ---- */
 
+static uint32_t tgid_hash(uint32_t tgid)
+{
+	return tgid * 0x9E3779B1u;
+}
+
+/* The index of tgid's target, or -1. */
+static int model_find_target(const struct model *md, uint32_t tgid)
+{
+	if (!md->tgid_slots)
+		return -1;
+	for (uint32_t i = tgid_hash(tgid) & md->tgid_mask;; i = (i + 1) & md->tgid_mask) {
+		uint32_t slot = md->tgid_slots[i];
+
+		if (!slot)
+			return -1;
+		if ((uint32_t)md->tr.targets[slot - 1].pid == tgid)
+			return slot - 1;
+	}
+}
+
+static void tgid_insert(struct model *md, uint32_t ti)
+{
+	uint32_t i = tgid_hash((uint32_t)md->tr.targets[ti].pid) & md->tgid_mask;
+
+	while (md->tgid_slots[i])
+		i = (i + 1) & md->tgid_mask;
+	md->tgid_slots[i] = ti + 1;
+}
+
+/* The index of tgid's target, added on its first sample; -ENOMEM. */
+static int model_target(struct model *md, uint32_t tgid)
+{
+	int ti = model_find_target(md, tgid);
+	char comm[16];
+
+	if (ti >= 0)
+		return ti;
+	/* At most half full, so probes stay short. */
+	if (2 * (md->tr.nr_targets + 1) > (md->tgid_slots ? md->tgid_mask + 1 : 0)) {
+		uint32_t size = md->tgid_slots ? 2 * (md->tgid_mask + 1) : 1024;
+
+		free(md->tgid_slots);
+		md->tgid_slots = calloc(size, sizeof(*md->tgid_slots));
+		if (!md->tgid_slots)
+			return -ENOMEM;
+		md->tgid_mask = size - 1;
+		for (uint32_t i = 0; i < md->tr.nr_targets; i++)
+			tgid_insert(md, i);
+	}
+	snprintf(comm, sizeof(comm), "tgid%u", tgid);
+	ti = tracker__add_target(&md->tr, (pid_t)tgid, 0, comm, ORIGIN_PID);
+	if (ti < 0)
+		return ti;
+	if (md->nr_hist < md->tr.cap_targets) {
+		struct move_hist **hist = realloc(md->hist, md->tr.cap_targets * sizeof(*hist));
+		uint32_t *cap;
+
+		if (!hist)
+			return -ENOMEM;
+		md->hist = hist;
+		cap = realloc(md->hist_cap, md->tr.cap_targets * sizeof(*cap));
+		if (!cap)
+			return -ENOMEM;
+		md->hist_cap = cap;
+		for (uint32_t i = md->nr_hist; i < md->tr.cap_targets; i++) {
+			md->hist[i] = NULL;
+			md->hist_cap[i] = 0;
+		}
+		md->nr_hist = md->tr.cap_targets;
+	}
+	tgid_insert(md, ti);
+	return ti;
+}
+
 static struct cxlt_page *model_page(int pid, void *addr, uint32_t *ti, int64_t *idx)
 {
-	int t = tracker__find_target(&cur->tr, pid);
+	int t = model_find_target(cur, (uint32_t)pid);
 
 	if (t < 0)
 		return NULL;
@@ -231,8 +324,9 @@ static int hist_grow(struct model *md, uint32_t ti, uint32_t n)
 
 	if (n <= cap)
 		return 0;
+	/* From 16: a trace may name 100k processes of a page or two each. */
 	while (cap < n)
-		cap = cap ? cap * 2 : 1024;
+		cap = cap ? cap * 2 : 16;
 	h = realloc(md->hist[ti], cap * sizeof(*h));
 	if (!h)
 		return -ENOMEM;
@@ -244,20 +338,56 @@ static int hist_grow(struct model *md, uint32_t ti, uint32_t n)
 
 /* ---- one pass of a policy over the trace ---- */
 
-static uint64_t distinct_pages(const struct trace *tr)
-{
-	struct page_table pt = { 0 };
-	uint64_t n;
-	bool created;
+/* What a first pass over the samples learns; memory grows with the pages seen only. */
+struct trace_scan {
+	uint64_t pages;			/* distinct (tgid, page) pairs */
+	uint64_t t_first, t_last;	/* samples may be a little out of order across CPUs */
+	uint64_t vpage_min, vpage_max;
+	uint32_t source_flags;		/* CXLT_SOURCE_REPEATS unless only page faults were recorded */
+};
 
-	/* tgid in the top bits keeps processes apart; good enough for a count. */
-	for (uint64_t i = 0; i < tr->nr_samples; i++)
-		page_table__get(&pt, (tr->samples[i].vpage ^ ((uint64_t)tr->samples[i].tgid << 40))
-				<< 12, &created);
-	n = pt.nr;
+static int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t msglen)
+{
+	struct trace_cursor *c = malloc(sizeof(*c));
+	struct page_table pt = { 0 };
+	const struct cxlt_sample *x;
+	bool created;
+	int err = 0;
+
+	*sc = (struct trace_scan){ .t_first = UINT64_MAX, .vpage_min = UINT64_MAX };
+	if (!c) {
+		snprintf(msg, msglen, "out of memory");
+		return -ENOMEM;
+	}
+	trace_cursor__init(c, tr);
+	while ((x = trace_cursor__next(c))) {
+		/* tgid in the top bits keeps processes apart; good enough for a count. */
+		if (page_table__get(&pt, (x->vpage ^ ((uint64_t)x->tgid << 40)) << 12, &created) < 0) {
+			snprintf(msg, msglen, "out of memory after %llu distinct pages",
+				 (unsigned long long)pt.nr);
+			err = -ENOMEM;
+			break;
+		}
+		if (x->source != CXLT_SRC_FAULT)
+			sc->source_flags |= CXLT_SOURCE_REPEATS;
+		if (x->vpage < sc->vpage_min)
+			sc->vpage_min = x->vpage;
+		if (x->vpage > sc->vpage_max)
+			sc->vpage_max = x->vpage;
+		if (x->time_ns < sc->t_first)
+			sc->t_first = x->time_ns;
+		if (x->time_ns > sc->t_last)
+			sc->t_last = x->time_ns;
+	}
+	if (c->err) {
+		snprintf(msg, msglen, "%s", c->msg);
+		err = c->err;
+	}
+	sc->pages = pt.nr;
 	free(pt.pages);
 	free(pt.slots);
-	return n;
+	free(c);
+	return err;
 }
 
 /* The oracle's hits this epoch: the sum of the cap largest access counts. */
@@ -290,43 +420,65 @@ static uint64_t oracle_hits(const struct tracker *tr, uint64_t cap, uint32_t *co
 }
 
 struct run_in {
+	const char *path;		/* the trace's, for messages */
 	const struct trace *trace;
+	const struct trace_scan *scan;
 	const struct model_opts *o;
 	uint64_t fast_cap, slow_cap;
+	uint64_t nr_epochs;
 	struct policy_host *policy;	/* NULL: no migration */
 	struct result *oracle;		/* filled when not NULL */
-	uint64_t t_first, t_last;	/* samples may be a little out of order across CPUs */
-	uint64_t vpage_min, vpage_max;
-	uint32_t source_flags;		/* CXLT_SOURCE_REPEATS unless only page faults were recorded */
 	uint64_t *heat_bins;		/* pages x time access counts, when plotting */
 	uint32_t heat_w, heat_h;
 };
+
+/* Samples up to end (exclusive) into the tracker; the cursor stops at the first later one. */
+static int ingest_epoch(const struct run_in *in, struct model *md, struct trace_cursor *c,
+			uint64_t e, uint64_t end)
+{
+	const struct trace_scan *sc = in->scan;
+	const struct cxlt_sample *x;
+
+	while ((x = trace_cursor__peek(c)) && x->time_ns < end) {
+		struct cxlt_page_key key = { .tgid = x->tgid, .vpage = x->vpage };
+		struct cxlt_page_val val = { .samples = x->weight ? x->weight : 1,
+					     .hint_faults = x->source == CXLT_SRC_HINT };
+		int ti = model_target(md, x->tgid);
+
+		if (ti < 0)
+			return ti;
+		tracker__ingest_page(&md->tr, &md->tr.targets[ti], &key, &val);
+		if (in->heat_bins) {
+			/* Rows: address order, as the heap lies.  128 bits: the span may be 2^64. */
+			uint32_t x_bin = (uint32_t)(e * in->heat_w / in->nr_epochs);
+			uint32_t y_bin = (uint32_t)((unsigned __int128)(x->vpage - sc->vpage_min) *
+						    in->heat_h /
+						    ((unsigned __int128)(sc->vpage_max - sc->vpage_min) + 1));
+
+			in->heat_bins[(uint64_t)y_bin * in->heat_w + x_bin] += val.samples;
+		}
+		c->pos++;
+	}
+	return c->err;
+}
 
 static int run_policy(const struct run_in *in, struct result *res)
 {
 	const struct trace *trace = in->trace;
 	const struct model_opts *o = in->o;
-	uint64_t epoch_ns = (uint64_t)o->epoch_ms * 1000000, t_first, t_last, nr_epochs;
+	uint64_t epoch_ns = (uint64_t)o->epoch_ms * 1000000, t_first = in->scan->t_first;
+	uint64_t nr_epochs = in->nr_epochs;
 	uint32_t *count_hist = calloc(65536, sizeof(*count_hist));
-	struct cxlt_page_key *keys = malloc(65536 * sizeof(*keys));
-	struct cxlt_page_val *vals = malloc(65536 * sizeof(*vals));
+	struct trace_cursor *c = calloc(1, sizeof(*c));
 	struct mover_opts mo;
 	struct model md = { .o = o, .res = res };
-	uint64_t s = 0;
 	int err = 0;
 
-	if (!count_hist || !keys || !vals) {
+	if (!count_hist || !c) {
 		err = -ENOMEM;
 		goto out;
 	}
-	t_first = in->t_first;
-	t_last = in->t_last;
-	nr_epochs = (t_last - t_first) / epoch_ns + 1;
-	res->epoch_ratio = calloc(nr_epochs, sizeof(double));
-	if (!res->epoch_ratio) {
-		err = -ENOMEM;
-		goto out;
-	}
+	trace_cursor__init(c, trace);
 	md.cap[NODE_FAST] = in->fast_cap;
 	md.cap[NODE_SLOW] = in->slow_cap;
 	tracker__init(&md.tr, o->decay);
@@ -337,49 +489,18 @@ static int run_policy(const struct run_in *in, struct result *res)
 	mover__init(&md.m, &mo, trace->hdr.page_size);
 	md.eng = (struct engine){ .topo = &md.topo, .tr = &md.tr, .m = &md.m,
 				  .policy = in->policy, .epoch_ms = o->epoch_ms, .quiet = true,
-				  .source_flags = in->source_flags };
+				  .source_flags = in->scan->source_flags };
 	cur = &md;
 	cxlt_move_pages = model_move_pages;
 	cxlt_touch_pages = model_touch_pages;
 
 	for (uint64_t e = 0; e < nr_epochs; e++) {
-		uint64_t end = t_first + (e + 1) * epoch_ns, acc = 0, hits = 0;
+		uint64_t acc = 0, hits = 0;
 		uint64_t low = (uint64_t)(md.cap[NODE_FAST] * o->low_pct / 100);
 
-		/* Ingest this epoch's samples, 64k at a time. */
-		while (s < trace->nr_samples && trace->samples[s].time_ns < end) {
-			uint32_t n = 0;
-
-			for (; s < trace->nr_samples && trace->samples[s].time_ns < end && n < 65536; s++, n++) {
-				const struct cxlt_sample *x = &trace->samples[s];
-
-				keys[n] = (struct cxlt_page_key){ .tgid = x->tgid, .vpage = x->vpage };
-				vals[n] = (struct cxlt_page_val){ .samples = x->weight ? x->weight : 1,
-								  .hint_faults = x->source == CXLT_SRC_HINT };
-				if (tracker__find_target(&md.tr, x->tgid) < 0) {
-					char comm[16];
-
-					snprintf(comm, sizeof(comm), "tgid%u", x->tgid);
-					if (tracker__add_target(&md.tr, x->tgid, 0, comm, ORIGIN_PID) < 0 ||
-					    !(md.hist = realloc(md.hist, md.tr.nr_targets * sizeof(*md.hist))) ||
-					    !(md.hist_cap = realloc(md.hist_cap, md.tr.nr_targets * sizeof(*md.hist_cap)))) {
-						err = -ENOMEM;
-						goto out;
-					}
-					md.hist[md.tr.nr_targets - 1] = NULL;
-					md.hist_cap[md.tr.nr_targets - 1] = 0;
-				}
-				if (in->heat_bins) {
-					/* Rows: address order, as the heap lies. */
-					uint32_t x_bin = (uint32_t)(e * in->heat_w / nr_epochs);
-					uint32_t y_bin = (uint32_t)((x->vpage - in->vpage_min) * in->heat_h /
-								    (in->vpage_max - in->vpage_min + 1));
-
-					in->heat_bins[(uint64_t)y_bin * in->heat_w + x_bin] += vals[n].samples;
-				}
-			}
-			tracker__ingest(&md.tr, keys, vals, n);
-		}
+		err = ingest_epoch(in, &md, c, e, t_first + (e + 1) * epoch_ns);
+		if (err)
+			goto out;
 		/* First touch, then the accounting of this epoch's accesses. */
 		for (uint32_t ti = 0; ti < md.tr.nr_targets; ti++) {
 			struct target *t = &md.tr.targets[ti];
@@ -405,13 +526,15 @@ static int run_policy(const struct run_in *in, struct result *res)
 		}
 		res->accesses += acc;
 		res->fast_hits += hits;
-		res->epoch_ratio[e] = acc ? (double)hits / acc : 0;
+		if (res->epoch_ratio)
+			res->epoch_ratio[e] = acc ? (double)hits / acc : 0;
 		if (in->oracle) {
 			uint64_t oh = oracle_hits(&md.tr, md.cap[NODE_FAST], count_hist);
 
 			in->oracle->accesses += acc;
 			in->oracle->fast_hits += oh;
-			in->oracle->epoch_ratio[e] = acc ? (double)oh / acc : 0;
+			if (in->oracle->epoch_ratio)
+				in->oracle->epoch_ratio[e] = acc ? (double)oh / acc : 0;
 		}
 		tracker__age(&md.tr);
 		if (in->policy) {
@@ -434,17 +557,25 @@ static int run_policy(const struct run_in *in, struct result *res)
 	if (o->progress)
 		fprintf(stderr, "\r%*s\r", 70, "");
 out:
-	for (uint32_t i = 0; md.hist && i < md.tr.nr_targets; i++)
+	if (err && c && c->err)
+		fprintf(stderr, "cxltier-replay: %s: %s\n", in->path, c->msg);
+	else if (err == -ENOMEM)
+		fprintf(stderr, "cxltier-replay: %s: out of memory replaying %s\n", in->path, res->name);
+	else if (err)
+		fprintf(stderr, "cxltier-replay: %s: policy %s failed: %s\n", in->path, res->name,
+			strerror(-err));
+	for (uint32_t i = 0; i < md.nr_hist; i++)
 		free(md.hist[i]);
 	free(md.hist);
 	free(md.hist_cap);
+	free(md.tgid_slots);
 	engine__free(&md.eng);
 	mover__free(&md.m);
 	tracker__free(&md.tr);
 	free(count_hist);
-	free(keys);
-	free(vals);
+	free(c);
 	cxlt_move_pages = NULL;
+	cur = NULL;
 	return err;
 }
 
@@ -488,7 +619,7 @@ static int synth(const struct synth_opts *so, const struct model_opts *o, const 
 	int err;
 
 	if (!perm)
-		return -ENOMEM;
+		goto nomem;
 	/* Ranks map to scattered pages, as a real heap's hot objects are. */
 	for (uint64_t i = 0; i < so->pages; i++)
 		perm[i] = i;
@@ -502,20 +633,16 @@ static int synth(const struct synth_opts *so, const struct model_opts *o, const 
 		double sum = 0;
 
 		cdf = malloc(so->pages * sizeof(*cdf));
-		if (!cdf) {
-			free(perm);
-			return -ENOMEM;
-		}
+		if (!cdf)
+			goto nomem;
 		for (uint64_t i = 0; i < so->pages; i++)
 			cdf[i] = (sum += 1.0 / pow((double)(i + 1), so->alpha));
 		for (uint64_t i = 0; i < so->pages; i++)
 			cdf[i] /= sum;
 	}
 	counts = calloc(so->pages, sizeof(*counts));
-	if (!counts) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (!counts)
+		goto nomem;
 	if ((err = trace_writer__open(&w, path, 4096, nodes, 2)))
 		goto out;
 	for (uint64_t e = 0; e < so->epochs && !err; e++) {
@@ -584,30 +711,62 @@ out:
 	free(cdf);
 	free(perm);
 	return err;
+nomem:
+	fprintf(stderr, "cxltier-replay: out of memory for a synthetic trace of %llu pages\n",
+		(unsigned long long)so->pages);
+	err = -ENOMEM;
+	goto out;
 }
 
-static int to_csv(const struct trace *t, const char *out)
+/*
+ * Ends a write to f (stdout: flushed, else closed), named for messages.  A
+ * write error may have been latched by any earlier flush, so ferror counts
+ * as much as the last flush: no output is lost with exit status 0.
+ */
+static int close_output(FILE *f, const char *name)
+{
+	int bad = ferror(f), err = errno;
+
+	if (f == stdout ? fflush(f) : fclose(f)) {
+		bad = 1;
+		err = errno;
+	}
+	if (!bad)
+		return 0;
+	fprintf(stderr, "cxltier-replay: cannot write %s: %s\n", name, err ? strerror(err) : "I/O error");
+	return 1;
+}
+
+static int to_csv(const char *path, const struct trace *t, const char *out)
 {
 	static const char *const src[] = { "?", "fault", "hint", "pmu" };
 	FILE *f = out ? fopen(out, "w") : stdout;
+	struct trace_cursor *c = malloc(sizeof(*c));
+	const struct cxlt_sample *s;
+	int rc;
 
-	if (!f) {
-		fprintf(stderr, "cxltier-replay: cannot create %s: %s\n", out, strerror(errno));
+	if (!f || !c) {
+		fprintf(stderr, "cxltier-replay: cannot create %s: %s\n", out ? out : "the CSV",
+			strerror(errno));
+		if (f && f != stdout)
+			fclose(f);
+		free(c);
 		return 1;
 	}
+	trace_cursor__init(c, t);
 	fprintf(f, "time_ns,tgid,vaddr,source,weight\n");
-	for (uint64_t i = 0; i < t->nr_samples; i++) {
-		const struct cxlt_sample *s = &t->samples[i];
-
+	while ((s = trace_cursor__next(c)))
 		fprintf(f, "%llu,%u,0x%llx,%s,%u\n", (unsigned long long)s->time_ns, s->tgid,
 			(unsigned long long)s->vpage * t->hdr.page_size,
 			s->source < 4 ? src[s->source] : "?", s->weight);
+	errno = 0;
+	rc = close_output(f, out ? out : "standard output");
+	if (c->err) {
+		fprintf(stderr, "cxltier-replay: %s: %s\n", path, c->msg);
+		rc = 1;
 	}
-	if (out && fclose(f)) {
-		fprintf(stderr, "cxltier-replay: cannot write %s: %s\n", out, strerror(errno));
-		return 1;
-	}
-	return 0;
+	free(c);
+	return rc;
 }
 
 /* ---- output ---- */
@@ -686,10 +845,49 @@ static void print_json(const struct model_opts *o, const struct trace *t, uint64
 	json_object_put(root);
 }
 
+/* Opens dir/name for writing into path; NULL with a message. */
+static FILE *plot_file(char *path, size_t len, const char *dir, const char *name)
+{
+	FILE *f;
+
+	if ((size_t)snprintf(path, len, "%s/%s", dir, name) >= len) {
+		fprintf(stderr, "cxltier-replay: --plot %s: path too long\n", dir);
+		return NULL;
+	}
+	if (!(f = fopen(path, "w")))
+		fprintf(stderr, "cxltier-replay: cannot create %s: %s\n", path, strerror(errno));
+	return f;
+}
+
+/* gnuplot in dir, as a child with its own working directory: no shell sees dir. */
+static int run_gnuplot(const char *dir)
+{
+#ifdef REPLAY_NO_GNUPLOT
+	(void)dir;
+	return 0;
+#else
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (chdir(dir) == 0)
+			execlp("gnuplot", "gnuplot", "plots.gp", (char *)NULL);
+		fprintf(stderr, "cxltier-replay: cannot run gnuplot in %s: %s\n", dir, strerror(errno));
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+#endif
+}
+
 static int write_plots(const char *dir, struct result *r, int n, const uint64_t *heat,
 		       uint32_t w, uint32_t h)
 {
-	char path[1024], cmd[2048];
+	char path[1024];
 	FILE *f;
 	int rc;
 
@@ -697,9 +895,8 @@ static int write_plots(const char *dir, struct result *r, int n, const uint64_t 
 		fprintf(stderr, "cxltier-replay: cannot create %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
-	snprintf(path, sizeof(path), "%s/hit-ratio.dat", dir);
-	if (!(f = fopen(path, "w")))
-		goto io;
+	if (!(f = plot_file(path, sizeof(path), dir, "hit-ratio.dat")))
+		return 1;
 	fprintf(f, "epoch");
 	for (int i = 0; i < n; i++)
 		fprintf(f, " %s", r[i].name);
@@ -710,19 +907,15 @@ static int write_plots(const char *dir, struct result *r, int n, const uint64_t 
 			fprintf(f, " %.5f", r[i].epoch_ratio[e]);
 		fprintf(f, "\n");
 	}
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/heatmap.dat", dir);
-	if (!(f = fopen(path, "w")))
-		goto io;
+	if (close_output(f, path) || !(f = plot_file(path, sizeof(path), dir, "heatmap.dat")))
+		return 1;
 	for (uint32_t y = 0; y < h; y++) {
 		for (uint32_t x = 0; x < w; x++)
 			fprintf(f, "%llu ", (unsigned long long)heat[(uint64_t)y * w + x]);
 		fprintf(f, "\n");
 	}
-	fclose(f);
-	snprintf(path, sizeof(path), "%s/plots.gp", dir);
-	if (!(f = fopen(path, "w")))
-		goto io;
+	if (close_output(f, path) || !(f = plot_file(path, sizeof(path), dir, "plots.gp")))
+		return 1;
 	fprintf(f, "set terminal pngcairo size 1000,500 noenhanced\n"
 		   "set output 'hit-ratio.png'\nset title 'fast-tier hit ratio per epoch'\n"
 		   "set xlabel 'epoch'\nset ylabel 'share of accesses served by the fast tier'\n"
@@ -732,9 +925,9 @@ static int write_plots(const char *dir, struct result *r, int n, const uint64_t 
 		   "set xlabel 'epoch bin'\nset ylabel 'page bin (low to high address)'\nunset key\n"
 		   "set xrange [-0.5:%u.5]\nset yrange [-0.5:%u.5]\n"
 		   "set logscale cb\nplot 'heatmap.dat' matrix with image\n", n + 1, w - 1, h - 1);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot plots.gp", dir);
-	rc = system(cmd);
+	if (close_output(f, path))
+		return 1;
+	rc = run_gnuplot(dir);
 	if (rc) {
 		fprintf(stderr, "cxltier-replay: gnuplot failed (exit %d); the data files are in %s (install gnuplot-nox: make deps)\n",
 			rc, dir);
@@ -742,9 +935,6 @@ static int write_plots(const char *dir, struct result *r, int n, const uint64_t 
 	}
 	fprintf(stderr, "plots: %s/hit-ratio.png, %s/heatmap.png\n", dir, dir);
 	return 0;
-io:
-	fprintf(stderr, "cxltier-replay: cannot write %s: %s\n", path, strerror(errno));
-	return 1;
 }
 
 /* ---- main ---- */
@@ -764,22 +954,55 @@ static char *param_for(char *param, const char *arg)
 	return NULL;
 }
 
-static uint64_t parse_num(const char *opt, const char *arg, uint64_t min, uint64_t max)
+/* The command line; bad is set by the first value refused (its message printed). */
+struct args {
+	struct model_opts o;
+	struct synth_opts so;
+	char *params[64];
+	int nparams;
+	char policy_dir[1024];
+	const char *out;
+	bool to_csv;
+	bool bad;
+};
+
+static uint64_t parse_num(struct args *a, const char *opt, const char *arg, uint64_t min, uint64_t max)
 {
 	uint64_t v;
 
-	if (parse_u64(arg, min, max, &v))
-		usage_error("bad value: %s", opt);
+	if (parse_u64(arg, min, max, &v)) {
+		a->bad = usage_error("bad value: %s", opt);
+		return 0;
+	}
 	return v;
 }
 
-static double parse_dbl(const char *opt, const char *arg, double min, double max)
+static double parse_dbl(struct args *a, const char *opt, const char *arg, double min, double max)
 {
 	double v;
 
-	if (parse_double(arg, min, max, &v))
-		usage_error("bad value: %s", opt);
+	if (parse_double(arg, min, max, &v)) {
+		a->bad = usage_error("bad value: %s", opt);
+		return 0;
+	}
 	return v;
+}
+
+/* A:B, both finite numbers with 0 < A <= B: the share A/B, or 0 when arg is none. */
+static double parse_ratio(const char *arg)
+{
+	char a_text[64], *colon = strchr(arg, ':');
+	size_t alen = colon ? (size_t)(colon - arg) : 0;
+	double a, b;
+
+	if (!colon || alen >= sizeof(a_text))
+		return 0;
+	memcpy(a_text, arg, alen);
+	a_text[alen] = '\0';
+	if (parse_double(a_text, 0, 1e15, &a) || parse_double(colon + 1, 0, 1e15, &b) ||
+	    a <= 0 || b < a)
+		return 0;
+	return a / b;
 }
 
 enum {
@@ -789,7 +1012,8 @@ enum {
 	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV,
 };
 
-int main(int argc, char **argv)
+/* Returns -1 to go on, else the exit status (help: 0, a usage error: 2). */
+static int parse_args(struct args *a, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "fast-ratio", required_argument, NULL, 'f' },
@@ -823,159 +1047,155 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct model_opts o = {
-		.fast_ratio = 0.25, .epoch_ms = 1000, .fast_ns = 100, .slow_ns = 250,
-		.migrate_ns = 2000, .rate_mbps = 256, .low_pct = 1, .high_pct = 2,
-		.pingpong_window = 10, .decay = 0.5,
-	};
-	struct synth_opts so = {
-		.pages = 32768, .epochs = 60, .samples = 500000, .seed = 1, .alpha = 0.99,
-		.hot = 0.1, .hot_share = 0.9, .shift_every = 10,
-	};
-	static struct policy_host hosts[MAX_POLICIES];
-	static struct result res[MAX_POLICIES + 2];
-	char *params[64], policy_dir[1024], msg[256];
-	const char *out = NULL;
-	int nparams = 0, opt, npol, rc = 1;
-	bool to_csv_mode = false;
-	struct trace t;
-	uint64_t pages, fast_cap, slow_cap, *heat = NULL;
-	struct run_in in;
-	double t0;
+	struct model_opts *o = &a->o;
+	struct synth_opts *so = &a->so;
+	int opt;
 
-	default_policy_dir(policy_dir, sizeof(policy_dir));
+	/* 0, not 1: getopt starts afresh, for a caller that parses more than once (the fuzzer). */
+	optind = 0;
 	while ((opt = getopt_long(argc, argv, "f:e:r:o:jO:h", opts, NULL)) != -1) {
 		switch (opt) {
-		case 'f': {
-			double a, b;
-			char tail;
-
-			if (sscanf(optarg, "%lf:%lf%c", &a, &b, &tail) != 2 || a <= 0 || b < a)
-				usage_error("--fast-ratio '%s': expected A:B with 0 < A <= B, e.g. 1:4", optarg);
-			o.fast_ratio = a / b;
+		case 'f':
+			if (!(o->fast_ratio = parse_ratio(optarg)))
+				return usage_error("--fast-ratio '%s': expected A:B with 0 < A <= B, e.g. 1:4", optarg);
 			break;
-		}
-		case OPT_FAST_PAGES: o.fast_pages = parse_num("--fast-pages", optarg, 1, 1ULL << 40); break;
-		case OPT_SLOW_PAGES: o.slow_pages = parse_num("--slow-pages", optarg, 1, 1ULL << 40); break;
-		case 'e': o.epoch_ms = parse_num("--epoch-ms", optarg, 1, 3600000); break;
-		case OPT_FAST_NS: o.fast_ns = parse_dbl("--fast-ns", optarg, 0, 1e9); break;
-		case OPT_SLOW_NS: o.slow_ns = parse_dbl("--slow-ns", optarg, 0, 1e9); break;
-		case OPT_MIGRATE_NS: o.migrate_ns = parse_dbl("--migrate-ns", optarg, 0, 1e12); break;
-		case 'r': o.rate_mbps = parse_dbl("--rate", optarg, 0.001, 1e9); break;
-		case OPT_LOW: o.low_pct = parse_dbl("--low-wmark", optarg, 0, 50); break;
-		case OPT_HIGH: o.high_pct = parse_dbl("--high-wmark", optarg, 0, 90); break;
-		case OPT_DECAY: o.decay = parse_dbl("--decay", optarg, 0, 1); break;
-		case OPT_PINGPONG: o.pingpong_window = parse_num("--pingpong-window", optarg, 1, 1000000); break;
+		case OPT_FAST_PAGES: o->fast_pages = parse_num(a, "--fast-pages", optarg, 1, 1ULL << 40); break;
+		case OPT_SLOW_PAGES: o->slow_pages = parse_num(a, "--slow-pages", optarg, 1, 1ULL << 40); break;
+		case 'e': o->epoch_ms = parse_num(a, "--epoch-ms", optarg, 1, 3600000); break;
+		case OPT_FAST_NS: o->fast_ns = parse_dbl(a, "--fast-ns", optarg, 0, 1e9); break;
+		case OPT_SLOW_NS: o->slow_ns = parse_dbl(a, "--slow-ns", optarg, 0, 1e9); break;
+		case OPT_MIGRATE_NS: o->migrate_ns = parse_dbl(a, "--migrate-ns", optarg, 0, 1e12); break;
+		case 'r': o->rate_mbps = parse_dbl(a, "--rate", optarg, 0.001, 1e9); break;
+		case OPT_LOW: o->low_pct = parse_dbl(a, "--low-wmark", optarg, 0, 50); break;
+		case OPT_HIGH: o->high_pct = parse_dbl(a, "--high-wmark", optarg, 0, 90); break;
+		case OPT_DECAY: o->decay = parse_dbl(a, "--decay", optarg, 0, 1); break;
+		case OPT_PINGPONG: o->pingpong_window = parse_num(a, "--pingpong-window", optarg, 1, 1000000); break;
 		case 'o':
-			if (nparams == (int)ARRAY_SIZE(params) || !strchr(optarg, ':') || !strchr(optarg, '='))
-				usage_error("--param '%s': expected POLICY:KEY=VALUE", optarg);
-			params[nparams++] = optarg;
+			if (a->nparams == (int)ARRAY_SIZE(a->params) || !strchr(optarg, ':') || !strchr(optarg, '='))
+				return usage_error("--param '%s': expected POLICY:KEY=VALUE", optarg);
+			a->params[a->nparams++] = optarg;
 			break;
-		case OPT_POLICY_DIR: snprintf(policy_dir, sizeof(policy_dir), "%s", optarg); break;
-		case 'j': o.json = true; break;
-		case OPT_TIMING: o.timing = true; break;
-		case OPT_PLOT: o.plot_dir = optarg; break;
+		case OPT_POLICY_DIR: snprintf(a->policy_dir, sizeof(a->policy_dir), "%s", optarg); break;
+		case 'j': o->json = true; break;
+		case OPT_TIMING: o->timing = true; break;
+		case OPT_PLOT: o->plot_dir = optarg; break;
 		case OPT_SYNTH:
 			if (strcmp(optarg, "zipf") && strcmp(optarg, "hotset") && strcmp(optarg, "shift"))
-				usage_error("--synth '%s': expected zipf, hotset or shift", optarg);
-			so.kind = optarg;
+				return usage_error("--synth '%s': expected zipf, hotset or shift", optarg);
+			so->kind = optarg;
 			break;
-		case OPT_PAGES: so.pages = parse_num("--pages", optarg, 16, 1ULL << 32); break;
-		case OPT_EPOCHS: so.epochs = parse_num("--epochs", optarg, 1, 1000000); break;
-		case OPT_SAMPLES: so.samples = parse_num("--samples", optarg, 1, 1ULL << 32); break;
-		case OPT_SEED: so.seed = parse_num("--seed", optarg, 0, UINT64_MAX); break;
-		case OPT_ALPHA: so.alpha = parse_dbl("--alpha", optarg, 0, 10); break;
-		case OPT_HOT: so.hot = parse_dbl("--hot", optarg, 1e-6, 1); break;
-		case OPT_HOT_SHARE: so.hot_share = parse_dbl("--hot-share", optarg, 0, 1); break;
-		case OPT_SHIFT: so.shift_every = parse_num("--shift-every", optarg, 1, 1000000); break;
-		case OPT_TO_CSV: to_csv_mode = true; break;
-		case 'O': out = optarg; break;
-		case 'h': fputs(usage_text, stdout); return 0;
+		case OPT_PAGES: so->pages = parse_num(a, "--pages", optarg, 16, 1ULL << 32); break;
+		case OPT_EPOCHS: so->epochs = parse_num(a, "--epochs", optarg, 1, 1000000); break;
+		case OPT_SAMPLES: so->samples = parse_num(a, "--samples", optarg, 1, 1ULL << 32); break;
+		case OPT_SEED: so->seed = parse_num(a, "--seed", optarg, 0, UINT64_MAX); break;
+		case OPT_ALPHA: so->alpha = parse_dbl(a, "--alpha", optarg, 0, 10); break;
+		case OPT_HOT: so->hot = parse_dbl(a, "--hot", optarg, 1e-6, 1); break;
+		case OPT_HOT_SHARE: so->hot_share = parse_dbl(a, "--hot-share", optarg, 0, 1); break;
+		case OPT_SHIFT: so->shift_every = parse_num(a, "--shift-every", optarg, 1, 1000000); break;
+		case OPT_TO_CSV: a->to_csv = true; break;
+		case 'O': a->out = optarg; break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return close_output(stdout, "standard output");
 		default: fprintf(stderr, "Try 'cxltier-replay --help'.\n"); return 2;
 		}
+		if (a->bad)
+			return 2;
 	}
-	if (so.kind) {
-		if (!out)
-			usage_error("--synth needs -O FILE%s", "");
-		if (so.hot >= 1 && strcmp(so.kind, "zipf"))
-			usage_error("--hot must be under 1 for %s traces", so.kind);
-		return synth(&so, &o, out) ? 1 : 0;
+	if (so->kind) {
+		if (!a->out)
+			return usage_error("--synth needs -O FILE%s", "");
+		if (so->hot >= 1 && strcmp(so->kind, "zipf"))
+			return usage_error("--hot must be under 1 for %s traces", so->kind);
+		/* Both sets must hold a page: a cold page is picked modulo their count. */
+		if (strcmp(so->kind, "zipf") && (uint64_t)ceil(so->hot * so->pages) >= so->pages) {
+			fprintf(stderr, "cxltier-replay: --hot %g of %llu pages leaves no cold page: lower --hot or raise --pages\n",
+				so->hot, (unsigned long long)so->pages);
+			return 2;
+		}
 	}
-	if (optind >= argc)
-		usage_error("no trace given%s", "");
-	if (trace__open(&t, argv[optind], msg, sizeof(msg))) {
-		fprintf(stderr, "cxltier-replay: %s: %s\n", argv[optind], msg);
-		return 1;
-	}
-	if (to_csv_mode) {
-		rc = to_csv(&t, out);
-		trace__close(&t);
-		return rc;
-	}
-	if (!t.nr_samples) {
-		fprintf(stderr, "cxltier-replay: %s: the trace holds no samples\n", argv[optind]);
+	return -1;
+}
+
+/* The number of epochs the samples span, or 0 (with a message) when too many. */
+static uint64_t count_epochs(const char *path, const struct trace_scan *sc, uint32_t epoch_ms)
+{
+	uint64_t span = sc->t_last - sc->t_first, epoch_ns = (uint64_t)epoch_ms * 1000000;
+	uint64_t nr = span / epoch_ns + 1, fit_ms = span / ((REPLAY_MAX_EPOCHS - 1) * 1000000ULL) + 1;
+
+	if (nr <= REPLAY_MAX_EPOCHS)
+		return nr;
+	fprintf(stderr, "cxltier-replay: %s: the samples span %.0f s, %llu epochs of %u ms; at most %u epochs are replayed: ",
+		path, span / 1e9, (unsigned long long)nr, epoch_ms, REPLAY_MAX_EPOCHS);
+	if (fit_ms <= 3600000)
+		fprintf(stderr, "use --epoch-ms %llu or more\n", (unsigned long long)fit_ms);
+	else
+		fprintf(stderr, "its time stamps are not a recording's\n");
+	return 0;
+}
+
+/* Runs "none" (with the oracle) and each policy, then prints; the exit status. */
+static int replay(struct args *a, const char *path, const struct trace *t, char **names, int npol)
+{
+	struct model_opts *o = &a->o;
+	struct policy_host *hosts = calloc(npol, sizeof(*hosts));
+	struct result *res = calloc(npol + 2, sizeof(*res));
+	struct trace_scan sc;
+	uint64_t fast_cap, slow_cap, *heat = NULL;
+	struct run_in in;
+	char msg[256];
+	int rc = 1;
+	double t0;
+
+	if (!hosts || !res) {
+		fprintf(stderr, "cxltier-replay: out of memory\n");
 		goto out;
 	}
-	npol = argc - optind - 1;
-	if (npol < 1)
-		usage_error("no policy given (e.g. hotset, or a path to a .so)%s", "");
-	if (npol > MAX_POLICIES)
-		usage_error("too many policies (at most %s)", "16");
-
-	for (int k = 0; k < nparams; k++) {
+	for (int k = 0; k < a->nparams; k++) {
 		bool used = false;
 
 		for (int i = 0; i < npol; i++)
-			used |= param_for(params[k], argv[optind + 1 + i]) != NULL;
-		if (!used)
-			usage_error("--param '%s' names no policy on the command line", params[k]);
+			used |= param_for(a->params[k], names[i]) != NULL;
+		if (!used) {
+			rc = usage_error("--param '%s' names no policy on the command line", a->params[k]);
+			goto out;
+		}
 	}
-
 	for (int i = 0; i < npol; i++) {
-		const char *name = argv[optind + 1 + i];
 		char *mine[64];
 		int nmine = 0;
 
-		for (int k = 0; k < nparams; k++)
-			if (param_for(params[k], name))
-				mine[nmine++] = param_for(params[k], name);
-		if (policy_host__load(&hosts[i], name, policy_dir, mine, nmine))
+		for (int k = 0; k < a->nparams; k++)
+			if (param_for(a->params[k], names[i]))
+				mine[nmine++] = param_for(a->params[k], names[i]);
+		if (policy_host__load(&hosts[i], names[i], a->policy_dir, mine, nmine))
 			goto out;
 	}
-	pages = distinct_pages(&t);
-	fast_cap = o.fast_pages ? o.fast_pages : (uint64_t)ceil(pages * o.fast_ratio);
-	slow_cap = o.slow_pages ? o.slow_pages : pages;
-	o.progress = isatty(2) && !o.json;
-	in = (struct run_in){ .trace = &t, .o = &o, .fast_cap = fast_cap, .slow_cap = slow_cap,
-			      .t_first = UINT64_MAX, .vpage_min = UINT64_MAX };
-	for (uint64_t i = 0; i < t.nr_samples; i++) {
-		if (t.samples[i].source != CXLT_SRC_FAULT)
-			in.source_flags |= CXLT_SOURCE_REPEATS;
-		if (t.samples[i].vpage < in.vpage_min)
-			in.vpage_min = t.samples[i].vpage;
-		if (t.samples[i].vpage > in.vpage_max)
-			in.vpage_max = t.samples[i].vpage;
-		if (t.samples[i].time_ns < in.t_first)
-			in.t_first = t.samples[i].time_ns;
-		if (t.samples[i].time_ns > in.t_last)
-			in.t_last = t.samples[i].time_ns;
+	if (scan_trace(t, &sc, msg, sizeof(msg))) {
+		fprintf(stderr, "cxltier-replay: %s: %s\n", path, msg);
+		goto out;
 	}
-	{
-		uint64_t nr_epochs = (in.t_last - in.t_first) / ((uint64_t)o.epoch_ms * 1000000) + 1;
-
-		snprintf(res[0].name, sizeof(res[0].name), "oracle");
-		res[0].epoch_ratio = calloc(nr_epochs, sizeof(double));
-		if (!res[0].epoch_ratio)
-			goto out;
-	}
-	if (o.plot_dir) {
-		uint64_t nr_epochs = (in.t_last - in.t_first) / ((uint64_t)o.epoch_ms * 1000000) + 1;
-
-		in.heat_w = nr_epochs < 200 ? (uint32_t)nr_epochs : 200;
+	fast_cap = o->fast_pages ? o->fast_pages : (uint64_t)ceil(sc.pages * o->fast_ratio);
+	slow_cap = o->slow_pages ? o->slow_pages : sc.pages;
+	o->progress = isatty(2) && !o->json;
+	in = (struct run_in){ .path = path, .trace = t, .scan = &sc, .o = o,
+			      .fast_cap = fast_cap, .slow_cap = slow_cap,
+			      .nr_epochs = count_epochs(path, &sc, o->epoch_ms) };
+	if (!in.nr_epochs)
+		goto out;
+	snprintf(res[0].name, sizeof(res[0].name), "oracle");
+	snprintf(res[1].name, sizeof(res[1].name), "none");
+	/* Per-epoch ratios are for the plot only: memory by time span otherwise stays nil. */
+	if (o->plot_dir) {
+		for (int i = 0; i < npol + 2; i++)
+			if (!(res[i].epoch_ratio = calloc(in.nr_epochs, sizeof(double))))
+				goto nomem;
+		in.heat_w = in.nr_epochs < 200 ? (uint32_t)in.nr_epochs : 200;
 		in.heat_h = 128;
 		heat = in.heat_bins = calloc((size_t)in.heat_w * in.heat_h, sizeof(*heat));
+		if (!heat)
+			goto nomem;
 	}
-	snprintf(res[1].name, sizeof(res[1].name), "none");
 	in.oracle = &res[0];
 	t0 = now_sec();
 	if (run_policy(&in, &res[1]))
@@ -985,29 +1205,76 @@ int main(int argc, char **argv)
 	for (int i = 0; i < npol; i++) {
 		snprintf(res[2 + i].name, sizeof(res[2 + i].name), "%s", hosts[i].ops->name);
 		in.policy = &hosts[i];
-		if (run_policy(&in, &res[2 + i])) {
-			fprintf(stderr, "cxltier-replay: policy %s failed\n", hosts[i].ops->name);
+		if (run_policy(&in, &res[2 + i]))
 			goto out;
-		}
 	}
-	if (o.timing)
+	if (o->timing)
 		fprintf(stderr, "replayed %llu samples x %d runs in %.2f s: %.1f M samples/s\n",
-			(unsigned long long)t.nr_samples, npol + 1, now_sec() - t0,
-			t.nr_samples * (npol + 1) / (now_sec() - t0) / 1e6);
-	if (o.json)
-		print_json(&o, &t, pages, fast_cap, res, npol + 2);
+			(unsigned long long)t->nr_samples, npol + 1, now_sec() - t0,
+			t->nr_samples * (npol + 1) / (now_sec() - t0) / 1e6);
+	if (o->json)
+		print_json(o, t, sc.pages, fast_cap, res, npol + 2);
 	else
-		print_table(&o, &t, pages, fast_cap, res, npol + 2);
-	rc = 0;
-	if (o.plot_dir)
-		rc = write_plots(o.plot_dir, res, npol + 2, heat, in.heat_w, in.heat_h);
+		print_table(o, t, sc.pages, fast_cap, res, npol + 2);
+	errno = 0;
+	rc = close_output(stdout, "standard output");
+	if (!rc && o->plot_dir)
+		rc = write_plots(o->plot_dir, res, npol + 2, heat, in.heat_w, in.heat_h);
+	goto out;
+nomem:
+	fprintf(stderr, "cxltier-replay: %s: out of memory for the plots of %llu epochs\n", path,
+		(unsigned long long)in.nr_epochs);
 out:
-	for (int i = 0; i < MAX_POLICIES; i++)
+	for (int i = 0; hosts && i < npol; i++)
 		if (hosts[i].ops)
 			policy_host__unload(&hosts[i]);
-	for (int i = 0; i < MAX_POLICIES + 2; i++)
+	for (int i = 0; res && i < npol + 2; i++)
 		free(res[i].epoch_ratio);
+	free(hosts);
+	free(res);
 	free(heat);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct args a = {
+		.o = { .fast_ratio = 0.25, .epoch_ms = 1000, .fast_ns = 100, .slow_ns = 250,
+		       .migrate_ns = 2000, .rate_mbps = 256, .low_pct = 1, .high_pct = 2,
+		       .pingpong_window = 10, .decay = 0.5 },
+		.so = { .pages = 32768, .epochs = 60, .samples = 500000, .seed = 1, .alpha = 0.99,
+			.hot = 0.1, .hot_share = 0.9, .shift_every = 10 },
+	};
+	const char *path;
+	char msg[256];
+	struct trace t;
+	int rc, npol;
+
+	default_policy_dir(a.policy_dir, sizeof(a.policy_dir));
+	if ((rc = parse_args(&a, argc, argv)) >= 0)
+		return rc;
+	if (a.so.kind)
+		return synth(&a.so, &a.o, a.out) ? 1 : 0;
+	if (optind >= argc)
+		return usage_error("no trace given%s", "");
+	path = argv[optind];
+	if (trace__open(&t, path, msg, sizeof(msg))) {
+		fprintf(stderr, "cxltier-replay: %s: %s\n", path, msg);
+		return 1;
+	}
+	npol = argc - optind - 1;
+	if (a.to_csv) {
+		rc = to_csv(path, &t, a.out);
+	} else if (!t.nr_samples) {
+		fprintf(stderr, "cxltier-replay: %s: the trace holds no samples\n", path);
+		rc = 1;
+	} else if (npol < 1) {
+		rc = usage_error("no policy given (e.g. hotset, or a path to a .so)%s", "");
+	} else if (npol > MAX_POLICIES) {
+		rc = usage_error("too many policies (at most %s)", "16");
+	} else {
+		rc = replay(&a, path, &t, argv + optind + 1, npol);
+	}
 	trace__close(&t);
 	return rc;
 }

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,18 +64,24 @@ int trace_writer__close(struct trace_writer *w)
 {
 	if (!w->f)
 		return w->err;
-	if (fclose(w->f) && !w->err)
+	if (fclose(w->f) && !w->err) {
 		w->err = -errno;
+		pr_err("cannot write trace %s: %s", w->path, strerror(errno));
+	}
 	w->f = NULL;
 	return w->err;
 }
 
-int trace__parse(struct trace *t, const void *buf, size_t len, char *msg, size_t msglen)
+/*
+ * Checks the header at the start of a file of len bytes (h holds at least
+ * sizeof(*h) of it) and fills t but for the nodes, which lie at
+ * t->samples_off - nr_nodes * sizeof(struct trace_node).
+ */
+static int parse_header(struct trace *t, const struct trace_header *h, uint64_t len,
+			char *msg, size_t msglen)
 {
-	const struct trace_header *h = buf;
-	size_t off, body;
+	uint64_t off, body;
 
-	memset(t, 0, sizeof(*t));
 	if (len < sizeof(*h) || memcmp(h->magic, TRACE_MAGIC, sizeof(h->magic))) {
 		snprintf(msg, msglen, "not a cxltier trace (no %s magic)", TRACE_MAGIC);
 		return -EINVAL;
@@ -100,31 +105,69 @@ int trace__parse(struct trace *t, const void *buf, size_t len, char *msg, size_t
 		return -EINVAL;
 	}
 	off = t->hdr.header_size;
-	if (len - off < (size_t)t->hdr.nr_nodes * sizeof(struct trace_node)) {
+	if (len - off < (uint64_t)t->hdr.nr_nodes * sizeof(struct trace_node)) {
 		snprintf(msg, msglen, "truncated: the header names %u nodes, the file ends first",
 			 t->hdr.nr_nodes);
 		return -EINVAL;
 	}
-	memcpy(t->nodes, (const char *)buf + off, t->hdr.nr_nodes * sizeof(struct trace_node));
 	off += t->hdr.nr_nodes * sizeof(struct trace_node);
 	body = len - off;
 	if (body % sizeof(struct cxlt_sample)) {
-		snprintf(msg, msglen, "truncated: %zu stray bytes after the last whole sample",
-			 body % sizeof(struct cxlt_sample));
+		snprintf(msg, msglen, "truncated: %llu stray bytes after the last whole sample",
+			 (unsigned long long)(body % sizeof(struct cxlt_sample)));
 		return -EINVAL;
 	}
-	t->samples = (const struct cxlt_sample *)((const char *)buf + off);
+	t->samples_off = off;
 	t->nr_samples = body / sizeof(struct cxlt_sample);
+	return 0;
+}
+
+int trace__parse(struct trace *t, const void *buf, size_t len, char *msg, size_t msglen)
+{
+	struct trace_header h = { 0 };
+	size_t nodes_len;
+	int err;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+	memcpy(&h, buf, len < sizeof(h) ? len : sizeof(h));
+	err = parse_header(t, &h, len, msg, msglen);
+	if (err)
+		return err;
+	nodes_len = t->hdr.nr_nodes * sizeof(struct trace_node);
+	memcpy(t->nodes, (const char *)buf + t->samples_off - nodes_len, nodes_len);
+	t->samples = (const struct cxlt_sample *)((const char *)buf + t->samples_off);
+	return 0;
+}
+
+/* pread of exactly len bytes; a short read is the file having shrunk. */
+static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pread(fd, buf, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;
+		buf = (char *)buf + n;
+		len -= n;
+		off += n;
+	}
 	return 0;
 }
 
 int trace__open(struct trace *t, const char *path, char *msg, size_t msglen)
 {
+	struct trace_header h = { 0 };
 	struct stat st;
-	void *map;
+	size_t nodes_len;
 	int fd, err;
 
 	memset(t, 0, sizeof(*t));
+	t->fd = -1;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
@@ -141,26 +184,69 @@ int trace__open(struct trace *t, const char *path, char *msg, size_t msglen)
 		snprintf(msg, msglen, "empty file, not a cxltier trace");
 		return -EINVAL;
 	}
-	map = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED) {
-		err = -errno;
-		snprintf(msg, msglen, "cannot map: %s", strerror(errno));
-		return err;
-	}
-	err = trace__parse(t, map, st.st_size, msg, msglen);
+	err = pread_all(fd, &h, (uint64_t)st.st_size < sizeof(h) ? (size_t)st.st_size : sizeof(h), 0);
+	if (!err)
+		err = parse_header(t, &h, st.st_size, msg, msglen);
+	else
+		snprintf(msg, msglen, "cannot read: %s", strerror(-err));
+	nodes_len = t->hdr.nr_nodes * sizeof(struct trace_node);
+	if (!err && nodes_len &&
+	    (err = pread_all(fd, t->nodes, nodes_len, t->samples_off - nodes_len)))
+		snprintf(msg, msglen, "cannot read the nodes: %s",
+			 err == -ENODATA ? "the file shrank while being read" : strerror(-err));
 	if (err) {
-		munmap(map, st.st_size);
+		close(fd);
 		return err;
 	}
-	t->map = map;
-	t->map_len = st.st_size;
+	t->fd = fd;
 	return 0;
 }
 
 void trace__close(struct trace *t)
 {
-	if (t->map)
-		munmap(t->map, t->map_len);
+	if (t->fd >= 0)
+		close(t->fd);
 	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+}
+
+void trace_cursor__init(struct trace_cursor *c, const struct trace *t)
+{
+	c->t = t;
+	c->next = 0;
+	c->pos = c->n = 0;
+	c->err = 0;
+	c->msg[0] = '\0';
+}
+
+const struct cxlt_sample *trace_cursor__peek(struct trace_cursor *c)
+{
+	const struct trace *t = c->t;
+	uint64_t left;
+	uint32_t n;
+
+	if (c->pos < c->n)
+		return &c->buf[c->pos];
+	c->next += c->n;
+	c->pos = c->n = 0;
+	left = t->nr_samples - c->next;
+	if (c->err || !left)
+		return NULL;
+	n = left < ARRAY_SIZE(c->buf) ? (uint32_t)left : ARRAY_SIZE(c->buf);
+	if (t->samples) {
+		memcpy(c->buf, t->samples + c->next, n * sizeof(*c->buf));
+	} else {
+		c->err = pread_all(t->fd, c->buf, n * sizeof(*c->buf),
+				   t->samples_off + c->next * sizeof(*c->buf));
+		if (c->err == -ENODATA)
+			snprintf(c->msg, sizeof(c->msg),
+				 "truncated while being read: it ends before sample %llu of %llu",
+				 (unsigned long long)c->next + 1, (unsigned long long)t->nr_samples);
+		else if (c->err)
+			snprintf(c->msg, sizeof(c->msg), "cannot read: %s", strerror(-c->err));
+		if (c->err)
+			return NULL;
+	}
+	c->n = n;
+	return &c->buf[0];
 }

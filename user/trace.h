@@ -10,7 +10,8 @@
  *                         time_ns, tgid, source, weight, vpage)
  *
  * Readers check every length against the file size before trusting it: a
- * trace may come from anyone.  Version 1 is the only one so far; a reader
+ * trace may come from anyone.  Nothing in it is trusted beyond its layout:
+ * times, processes and pages are whatever the samples say.  Version 1 is the only one so far; a reader
  * refuses a newer major version with a message naming both.
  */
 #ifndef CXLT_TRACE_H
@@ -65,23 +66,50 @@ int trace_writer__add(struct trace_writer *w, const struct cxlt_sample *s, uint3
 /* Flushes and closes; returns the first error seen. */
 int trace_writer__close(struct trace_writer *w);
 
+/*
+ * An open trace.  Samples are read (pread), never mapped: a file truncated
+ * while a replay reads it is an error the reader reports, where a mapping
+ * would take SIGBUS.  Only what was there at open is read; a file that grows
+ * meanwhile is read up to its old end.
+ */
 struct trace {
 	struct trace_header hdr;
 	struct trace_node nodes[TRACE_MAX_NODES];
-	const struct cxlt_sample *samples;	/* mapped read-only */
 	uint64_t nr_samples;
-	void *map;
-	size_t map_len;
+	uint64_t samples_off;	/* file offset of the first sample */
+	int fd;			/* -1 for a trace parsed from a buffer */
+	const struct cxlt_sample *samples;	/* a buffer's samples; NULL for a file */
 };
 
 /*
- * Maps a trace and validates it.  On error, msg says what is wrong, in
- * words a user can act on ("not a cxltier trace", "truncated: ..."), and
- * -errno comes back.
+ * Opens a trace and validates its header and nodes.  On error, msg says
+ * what is wrong, in words a user can act on ("not a cxltier trace",
+ * "truncated: ..."), and -errno comes back.
  */
 int trace__open(struct trace *t, const char *path, char *msg, size_t msglen);
 /* The same on a buffer (the fuzzer's entry point); t points into buf. */
 int trace__parse(struct trace *t, const void *buf, size_t len, char *msg, size_t msglen);
 void trace__close(struct trace *t);
+
+/* Reads the samples in file order, a buffer at a time: memory stays fixed. */
+struct trace_cursor {
+	const struct trace *t;
+	uint64_t next;		/* index of buf[n] in the trace */
+	uint32_t pos, n;
+	int err;		/* -errno once reading failed; msg says why */
+	char msg[128];
+	struct cxlt_sample buf[4096];
+};
+
+void trace_cursor__init(struct trace_cursor *c, const struct trace *t);
+/* The next sample, or NULL at the end or on an error (c->err, c->msg). */
+const struct cxlt_sample *trace_cursor__peek(struct trace_cursor *c);
+static inline const struct cxlt_sample *trace_cursor__next(struct trace_cursor *c)
+{
+	const struct cxlt_sample *s = trace_cursor__peek(c);
+
+	c->pos += s != NULL;
+	return s;
+}
 
 #endif

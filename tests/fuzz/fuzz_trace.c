@@ -6,9 +6,9 @@
  * out-of-bounds read under ASan, and a misplaced sample array as a
  * misaligned load under UBSan.
  *
- * libFuzzer hands over a malloc'd (16-byte aligned) buffer; trace__open()
- * hands trace__parse() a page-aligned mapping, so alignment findings hold
- * for real files too.
+ * libFuzzer hands over a malloc'd (16-byte aligned) buffer, as a caller of
+ * trace__parse() would; files are read by trace__open() and its cursor
+ * into their own buffers, and fuzz_replay drives those end to end.
  */
 #include <stdint.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/fuzz/run.sh [SECONDS] [TARGET...]: runs each libFuzzer target (all
-# four by default: config trace control policy_params) for SECONDS (default
+# five by default: config trace control policy_params replay) for SECONDS (default
 # 10) on its checked-in seed corpus tests/fuzz/corpus/TARGET/.  New corpus
 # entries go to $BUILD/fuzz/corpus/TARGET/ (kept between runs, never into the
 # checkout); a crash is kept in $BUILD/fuzz/crashes/TARGET/.  Prints one line
@@ -13,7 +13,7 @@ BUILD=${BUILD:-build}
 SECONDS_EACH=${1:-10}
 shift || true
 TARGETS=("$@")
-[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config trace control policy_params)
+[ ${#TARGETS[@]} -gt 0 ] || TARGETS=(config trace control policy_params replay)
 
 case $SECONDS_EACH in
 ''|*[!0-9]*) echo "usage: tests/fuzz/run.sh [SECONDS] [TARGET...]" >&2; exit 2 ;;

@@ -58,7 +58,9 @@ static inline void cxlt_top_k(struct cxlt_cand *c, uint64_t n, uint64_t k)
 		else
 			lo = gt;
 	}
-	qsort(c, k < n ? k : n, sizeof(*c), cxlt_cand_cmp);
+	/* No candidates may mean no array at all: qsort takes no NULL, even for 0. */
+	if (k && n)
+		qsort(c, k < n ? k : n, sizeof(*c), cxlt_cand_cmp);
 }
 
 /*

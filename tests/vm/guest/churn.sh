@@ -35,7 +35,8 @@ while [ "$i" -lt "$procs" ]; do
 	rss=$(awk '/VmRSS/ { print $2 }' "/proc/$agent/status")
 	[ "$rss" -gt "$peak" ] && peak=$rss
 done
-sleep 2
+all_done() { for j in $(seq 1 $procs); do grep -q 'verify=' "/tmp/c$j.out" || return 1; done; }
+wait_until 1200 "every churner's end (verify= line)" all_done
 kill -0 "$agent" || fail "the agent died during the churn"
 cxltierctl status --json > /tmp/status.json || fail "no status"
 hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$agent/status")

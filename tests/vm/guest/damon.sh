@@ -23,7 +23,6 @@ wait_for /tmp/agent.log 'our kdamond (pid [0-9]*) monitors 1 target' 50
 [ "$(cat $D/0/contexts/0/operations)" = vaddr ] || fail "our kdamond is not vaddr"
 [ "$(cat $D/0/contexts/0/targets/0/pid_target)" = "$tb" ] || fail "our kdamond does not monitor tierbench"
 reached=$(time_to_90pct /tmp/tb.out "$hot" "$t0" "$agent")
-sleep 3
 cxltierctl status --json > /tmp/status.json || fail "no status"
 kill -TERM "$agent"
 wait "$agent" || fail "cxltierd exited $? after SIGTERM"

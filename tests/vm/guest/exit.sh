@@ -20,7 +20,7 @@ done
 for p in $pids; do
 	wait "$p" || fail "tierbench pid $p failed"
 done
-sleep 1	# the agent notices the last exit
+wait_for /tmp/agent.log 'target pid .* exited' 300 "$procs"
 kill -0 "$agent" 2>/dev/null || fail "the agent died"
 cxltierctl status --json > /tmp/status.json || fail "no status from the agent"
 kill -TERM "$agent"

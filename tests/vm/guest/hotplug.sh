@@ -25,7 +25,7 @@ wait_for /tmp/tb.out '^tierbench: placement'
 cxltierd --pid "$tb" --epoch-ms 100 > /tmp/agent.log 2>&1 &
 agent=$!
 wait_for /tmp/agent.log 'epoch 1:'
-sleep 1
+wait_epochs 10
 for cycle in 1 2 3; do
 	echo "cycle $cycle: node 1 has $(node1_mib) MiB in $(blocks | wc -l) blocks; offlining them"
 	watchdog & dog=$!
@@ -39,7 +39,7 @@ for cycle in 1 2 3; do
 	set_blocks online_movable || set_blocks online || fail "could not online node 1's memory again"
 	echo "node 1 back: $(node1_mib) MiB"
 	wait_for /tmp/agent.log 'now migrating again' 100 "$cycle"
-	sleep 0.5
+	wait_epochs 5
 done
 cxltierctl status --json > /tmp/on.json || fail "no status after node 1 came back"
 kill -TERM "$agent"

@@ -20,6 +20,21 @@ wait_for() {
 		sleep 0.1
 	done
 }
+# wait_until TENTHS WHAT CMD...: until CMD succeeds, polling every 0.1 s; fails naming WHAT.
+wait_until() {
+	i=0 t=$1 w=$2
+	shift 2
+	until "$@"; do
+		i=$((i + 1))
+		[ "$i" -gt "$t" ] && fail "timed out waiting for $w"
+		sleep 0.1
+	done
+}
+# epoch_now: the running agent's epoch count (0 before its first status).
+epoch_now() { cxltierctl status --json 2>/dev/null | jq '.agent.epoch' 2>/dev/null || echo 0; }
+epochs_past() { [ "$(epoch_now)" -ge "$1" ]; }
+# wait_epochs N: until the agent has finished N more epochs.
+wait_epochs() { wait_until 600 "$1 more epochs of the agent" epochs_past $(($(epoch_now) + $1)); }
 tb_pid() { sed -n 's/^tierbench: pid=\([0-9]*\).*/\1/p' "$1" | head -1; }
 # placement_of FILE SET NODE: pages of SET (hot|cold) on NODE in the last placement line.
 placement_of() {

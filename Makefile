@@ -3,7 +3,8 @@
 BUILD     ?= build
 CC        ?= cc
 CLANG     ?= clang
-BPFTOOL   ?= bpftool
+# Debian installs it in /usr/sbin, which is not in a normal user's PATH.
+BPFTOOL   ?= $(or $(shell command -v bpftool 2>/dev/null),/usr/sbin/bpftool)
 ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
 CFLAGS    ?= -O2 -g

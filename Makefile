@@ -106,7 +106,7 @@ test: all tests
 	$(Q)$(MAKE) --no-print-directory sanitize
 
 # The contributor's loop: the cmocka unit tests alone, no root, seconds.
-check: $(UNIT_TESTS)
+check: all tests
 	$(Q)BUILD=$(BUILD) CXLT_TEST_SETS=unit tests/run
 
 sanitize:

@@ -11,6 +11,8 @@ CFLAGS    ?= -O2 -g
 WARNINGS  := -Wall -Wextra -Werror -Wimplicit-fallthrough
 ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE \
 	-Iinclude -Ibpf -Iuser -I$(BUILD)
+# Each object depends on the headers it includes: -MMD writes them to a .d beside it.
+DEPFLAGS  := -MMD -MP
 LDLIBS    := -lbpf -lelf -lz -lnuma -ljson-c -linih -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(BUILD) -Ibpf
@@ -49,17 +51,18 @@ $(BUILD)/vmlinux.h: | $(BUILD)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/cxltier.h bpf/stats.def $(BUILD)/vmlinux.h | $(BUILD)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c $(BUILD)/vmlinux.h | $(BUILD)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(BUILD)/obj/%.o: user/%.c $(wildcard user/*.h) include/cxltier/policy.h bpf/cxltier.h bpf/stats.def $(SKELS) | $(BUILD)/obj
+# The skeletons are generated before the first compile; after it, the .d files say what to rebuild.
+$(BUILD)/obj/%.o: user/%.c | $(BUILD)/obj $(SKELS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/libcxlt.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -82,19 +85,21 @@ $(BUILD)/tests/policies/%.so: tests/policies/%.c include/cxltier/policy.h | $(BU
 	$(call msg,POLICY,$@)
 	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -shared -fPIC -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(BUILD)/libcxlt.a | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libcxlt.a | $(BUILD)/tests $(SKELS)
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libcxlt.a $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -o $@ $< $(BUILD)/libcxlt.a $(LDLIBS) -lcmocka
 
-$(BUILD)/tests/%: tests/live/%.c $(BUILD)/libcxlt.a | $(BUILD)/tests
+$(BUILD)/tests/%: tests/live/%.c $(BUILD)/libcxlt.a | $(BUILD)/tests $(SKELS)
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -o $@ $< $(BUILD)/libcxlt.a $(LDLIBS) -lcmocka
 
 $(BUILD)/bench_controller: tests/bench/bench_controller.c $(BUILD)/libcxlt.a $(BUILD)/policies/hotcold.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ tests/bench/bench_controller.c $(BUILD)/libcxlt.a $(LDLIBS)
 
 tests: $(UNIT_TESTS) $(LIVE_TESTS) $(TEST_POLICIES)
+
+-include $(wildcard $(BUILD)/*.d $(BUILD)/obj/*.d $(BUILD)/tests/*.d)
 
 # Unit tests run anywhere; live tests load BPF into this kernel (root).  Then
 # the unit and live tests again, built by clang with AddressSanitizer and

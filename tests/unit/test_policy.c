@@ -211,46 +211,6 @@ static void untrusted_files_are_eperm(void **state)
 
 /* ---- hotcold decide() on a hand-built view ---- */
 
-#define MAXP 64
-
-struct scene {
-	struct cxlt_node nodes[3];
-	struct cxlt_page pages[MAXP];
-	struct cxlt_target_view target;
-	struct cxlt_view view;
-	struct cxlt_move moves[MAXP];
-	struct cxlt_plan plan;
-};
-
-static void scene_init(struct scene *s, uint32_t cap)
-{
-	memset(s, 0, sizeof(*s));
-	s->nodes[0] = (struct cxlt_node){ .id = 0, .role = CXLT_NODE_FAST, .tier = 4,
-					  .total_pages = 10000, .free_pages = 5000 };
-	s->nodes[1] = (struct cxlt_node){ .id = 1, .role = CXLT_NODE_SLOW, .tier = 22,
-					  .total_pages = 10000, .free_pages = 9000 };
-	s->target = (struct cxlt_target_view){ .pid = 1234, .comm = "app", .pages = s->pages };
-	s->view = (struct cxlt_view){ .sz = sizeof(s->view), .page_size = 4096, .epoch = 7,
-				      .epoch_ms = 1000, .nr_nodes = 2, .nodes = s->nodes,
-				      .nr_targets = 1, .targets = &s->target,
-				      .budget_pages = cap, .fast_free_pages = 5000,
-				      .fast_low_pages = 200, .fast_high_pages = 500,
-				      .source_flags = CXLT_SOURCE_REPEATS };
-	s->plan = (struct cxlt_plan){ .moves = s->moves, .cap = cap };
-}
-
-/* Adds a page; sampled pages get CXLT_PAGE_SAMPLED; returns its index. */
-static uint32_t add_page(struct scene *s, int node, float heat, uint16_t idle, bool sampled)
-{
-	uint32_t i = (uint32_t)s->target.nr_pages++;
-
-	s->pages[i] = (struct cxlt_page){ .addr = 0x7f0000000000ULL + i * 4096ULL, .heat = heat,
-					  .idle_epochs = idle, .since_move = CXLT_NEVER_MOVED,
-					  .node = (int8_t)node,
-					  .flags = sampled ? CXLT_PAGE_SAMPLED : 0 };
-	return i;
-}
-
 static struct policy_host hc;
 
 static void load_hotcold(char **kv, int nr)
@@ -263,18 +223,6 @@ static int decide(struct scene *s)
 	return hc.ops->decide(hc.state, &s->view, &s->plan);
 }
 
-/* The plan's moves to `node`, in plan order, as page indexes; returns how many. */
-static uint32_t moves_to(const struct scene *s, int node, uint32_t *out)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < s->plan.nr; i++) {
-		assert_int_equal(s->plan.moves[i].target, 0);
-		if (s->plan.moves[i].node == node)
-			out[n++] = s->plan.moves[i].page;
-	}
-	return n;
-}
 
 static void hotcold_promotes_hottest_slow_pages_within_cap(void **state)
 {

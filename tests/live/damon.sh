@@ -5,7 +5,7 @@
 # that no page fault gave (the target touched its memory before the agent
 # started) — and leaves the kdamond exactly as it found it.  Where no one
 # has set DAMON up, the agent runs its own kdamond and removes it when it
-# stops (tests/vm/damon.sh covers that path on the emulated machine whatever
+# stops (tests/vm/guest/damon.sh covers that path on the emulated machine whatever
 # this host has); otherwise it refuses the source with the reason.
 set -euo pipefail
 . "$(dirname "$0")/lib.bash"

@@ -4,7 +4,7 @@
  * directory: after SIGKILL the next start removes only the kdamond its state
  * file names, and a kdamond someone else set up is refused, never changed.
  * The real kernel path (our own kdamond started, committed, removed) runs in
- * the emulated machine: tests/vm/damon.sh.
+ * the emulated machine: tests/vm/guest/damon.sh.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -9,9 +9,11 @@ BUILD=${BUILD:-build}
 R="$BUILD/cxltier-replay"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-policies=()
-for p in hotset hotcold age tpp; do
-	[ -e "$BUILD/policies/$p.so" ] && policies+=("$p")
+# Every shipped policy, as the Makefile finds them; the default first.
+policies=(hotset)
+for src in tiering-policies/*.c; do
+	p=$(basename "$src" .c)
+	[ "$p" = hotset ] || policies+=("$p")
 done
 for kind in zipf hotset shift; do
 	"$R" --synth "$kind" --seed 1 -O "$work/$kind.trace" 2> /dev/null

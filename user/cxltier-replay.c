@@ -83,6 +83,7 @@ struct model {
 	struct tracker tr;
 	struct mover m;
 	struct engine eng;
+	struct platform pf;		/* this model, behind the tracker's and mover's calls */
 	uint64_t cap[2], used[2];
 	struct move_hist **hist;	/* per target, indexed like its records */
 	uint32_t *hist_cap;
@@ -97,7 +98,6 @@ struct model {
 	struct result *res;
 };
 
-static struct model *cur;	/* the model behind move_pages */
 
 static const char usage_text[] =
 "Usage: cxltier-replay [OPTIONS] TRACE POLICY...\n"
@@ -239,7 +239,8 @@ static int model_target(struct model *md, uint32_t tgid)
 	return ti;
 }
 
-static struct cxlt_page *model_page(int pid, void *addr, uint32_t *ti, int64_t *idx)
+static struct cxlt_page *model_page(struct model *cur, int pid, void *addr, uint32_t *ti,
+				    int64_t *idx)
 {
 	int t = model_find_target(cur, (uint32_t)pid);
 
@@ -250,9 +251,12 @@ static struct cxlt_page *model_page(int pid, void *addr, uint32_t *ti, int64_t *
 	return *idx < 0 ? NULL : &cur->tr.targets[t].pt.pages[*idx];
 }
 
-static long model_move_pages(int pid, unsigned long count, void **pages, const int *nodes,
-			     int *status, int flags)
+/* The model behind move_pages: two nodes with capacities, ping-pong counted. */
+static long model_move_pages(void *ctx, int pid, unsigned long count, void **pages,
+			     const int *nodes, int *status, int flags)
 {
+	struct model *cur = ctx;
+
 	(void)flags;
 	for (unsigned long i = 0; i < count; i++) {
 		struct move_hist *h;
@@ -261,7 +265,7 @@ static long model_move_pages(int pid, unsigned long count, void **pages, const i
 		int64_t idx;
 		int to;
 
-		p = model_page(pid, pages[i], &ti, &idx);
+		p = model_page(cur, pid, pages[i], &ti, &idx);
 		if (!p || p->node < 0) {
 			status[i] = -ENOENT;
 			continue;
@@ -292,8 +296,9 @@ static long model_move_pages(int pid, unsigned long count, void **pages, const i
 	return 0;
 }
 
-static void model_touch_pages(int pid, void **pages, uint32_t n)
+static void model_touch_pages(void *ctx, int pid, void **pages, uint32_t n)
 {
+	(void)ctx;
 	(void)pid;
 	(void)pages;
 	(void)n;
@@ -490,9 +495,9 @@ static int run_policy(const struct run_in *in, struct result *res)
 	md.eng = (struct engine){ .topo = &md.topo, .tr = &md.tr, .m = &md.m,
 				  .policy = in->policy, .epoch_ms = o->epoch_ms, .quiet = true,
 				  .source_flags = in->scan->source_flags };
-	cur = &md;
-	cxlt_move_pages = model_move_pages;
-	cxlt_touch_pages = model_touch_pages;
+	md.pf = (struct platform){ .move_pages = model_move_pages,
+				   .touch_pages = model_touch_pages, .ctx = &md };
+	md.tr.pf = md.m.pf = &md.pf;
 
 	for (uint64_t e = 0; e < nr_epochs; e++) {
 		uint64_t acc = 0, hits = 0;
@@ -574,8 +579,6 @@ out:
 	tracker__free(&md.tr);
 	free(count_hist);
 	free(c);
-	cxlt_move_pages = NULL;
-	cur = NULL;
 	return err;
 }
 

@@ -13,10 +13,6 @@
 /* Written into status[] before each call, so an entry the kernel skipped is seen. */
 #define STATUS_SENTINEL INT_MIN
 
-move_pages_fn cxlt_move_pages = move_pages;
-static void touch_pages(int pid, void **addrs, uint32_t n);
-touch_pages_fn cxlt_touch_pages = touch_pages;
-
 void mover__default_opts(struct mover_opts *o)
 {
 	o->rate_mbps = 256;
@@ -30,6 +26,7 @@ int mover__init(struct mover *m, const struct mover_opts *o, long page_size)
 {
 	memset(m, 0, sizeof(*m));
 	m->opts = *o;
+	m->pf = &platform_kernel;
 	m->page_size = page_size;
 	if (o->batch < 1 || o->high_wmark_pct < o->low_wmark_pct)
 		return -EINVAL;
@@ -175,27 +172,7 @@ static bool target_vanished(int pid)
  * owner's NUMA hint fault, which maps a PROT_NONE page again.  No data
  * changes.  A page that cannot be read is skipped.
  */
-static void touch_pages(int pid, void **addrs, uint32_t n)
-{
-	enum { CHUNK = 1024 };	/* IOV_MAX */
-	struct iovec remote[CHUNK], local;
-	char sink[CHUNK];
-	uint32_t done = 0;
 
-	while (done < n) {
-		uint32_t k = n - done < CHUNK ? n - done : CHUNK;
-		ssize_t got;
-
-		for (uint32_t i = 0; i < k; i++)
-			remote[i] = (struct iovec){ .iov_base = addrs[done + i], .iov_len = 1 };
-		local = (struct iovec){ .iov_base = sink, .iov_len = k };
-		got = process_vm_readv(pid, &local, 1, remote, k, 0);
-		if (got < 0 && errno == ESRCH)
-			return;
-		/* It stops at the first unreadable page: step over that one. */
-		done += (got > 0 ? (uint32_t)got : 0) + (got < (ssize_t)k ? 1 : 0);
-	}
-}
 
 /*
  * Before Linux 6.5, move_pages cannot see a page that the NUMA scanner has
@@ -217,9 +194,9 @@ static void retry_not_present(struct mover *m, struct target *t, uint32_t n)
 	}
 	if (!r)
 		return;
-	cxlt_touch_pages(t->pid, m->addrs2, r);
+	m->pf->touch_pages(m->pf->ctx, t->pid, m->addrs2, r);
 	m->epoch.calls++;
-	if (cxlt_move_pages(t->pid, r, m->addrs2, m->nodes2, m->query, MPOL_MF_MOVE) < 0)
+	if (m->pf->move_pages(m->pf->ctx, t->pid, r, m->addrs2, m->nodes2, m->query, MPOL_MF_MOVE) < 0)
 		return;
 	m->epoch.retried += r;
 	for (uint32_t i = 0; i < r; i++)
@@ -235,7 +212,7 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 	for (uint32_t k = 0; k < n; k++)
 		m->status[k] = STATUS_SENTINEL;
 	m->epoch.calls++;
-	ret = cxlt_move_pages(t->pid, n, m->addrs, m->nodes, m->status, MPOL_MF_MOVE);
+	ret = m->pf->move_pages(m->pf->ctx, t->pid, n, m->addrs, m->nodes, m->status, MPOL_MF_MOVE);
 	m->attempted += n;
 	if (ret < 0) {
 		int call_errno = errno;
@@ -288,7 +265,7 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 	}
 	if (recheck) {
 		/* The node query is the truth where the status array is not. */
-		if (cxlt_move_pages(t->pid, n, m->addrs, NULL, m->query, 0) == 0) {
+		if (m->pf->move_pages(m->pf->ctx, t->pid, n, m->addrs, NULL, m->query, 0) == 0) {
 			for (uint32_t k = 0; k < n; k++) {
 				struct cxlt_page *p = &t->pt.pages[m->rec[k]];
 				int st = m->status[k];

@@ -12,18 +12,9 @@
 #include <stdint.h>
 
 #include "cxltier/policy.h"
+#include "platform.h"
 #include "topology.h"
 #include "tracker.h"
-
-typedef long (*move_pages_fn)(int pid, unsigned long count, void **pages,
-			      const int *nodes, int *status, int flags);
-
-typedef void (*touch_pages_fn)(int pid, void **pages, uint32_t count);
-
-/* The move_pages used by the mover and the tracker; tests inject a fake. */
-extern move_pages_fn cxlt_move_pages;
-/* Reads a byte of each page on the owner's behalf (the -ENOENT retry); injectable too. */
-extern touch_pages_fn cxlt_touch_pages;
 
 #define MOVER_STATS(X) \
 	X(promoted, "pages moved to a fast node") \
@@ -60,6 +51,7 @@ struct mover_opts {
 
 struct mover {
 	struct mover_opts opts;
+	const struct platform *pf;	/* platform_kernel after init */
 	long page_size;
 	double tokens;		/* pages that may still move */
 	double last_refill;	/* seconds, monotonic */

@@ -7,7 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "mover.h"
+#include "platform.h"
 #include "tracker.h"
 #include "util.h"
 
@@ -154,6 +154,7 @@ int tracker__init(struct tracker *tr, double decay)
 {
 	memset(tr, 0, sizeof(*tr));
 	tr->decay = (float)decay;
+	tr->pf = &platform_kernel;
 	tr->page_size = sysconf(_SC_PAGESIZE);
 	return 0;
 }
@@ -420,7 +421,6 @@ int tracker__query_nodes(struct tracker *tr, struct target *t, uint32_t from)
 	struct page_table *pt = &t->pt;
 	uint32_t i = from;
 
-	(void)tr;
 	while (i < pt->nr) {
 		uint32_t n = 0;
 
@@ -432,7 +432,7 @@ int tracker__query_nodes(struct tracker *tr, struct target *t, uint32_t from)
 		}
 		if (!n)
 			break;
-		if (cxlt_move_pages(t->pid, n, addrs, NULL, status, 0) < 0)
+		if (tr->pf->move_pages(tr->pf->ctx, t->pid, n, addrs, NULL, status, 0) < 0)
 			return errno == ESRCH ? -ESRCH : -errno;
 		for (uint32_t k = 0; k < n; k++) {
 			struct cxlt_page *p = &pt->pages[idx[k]];

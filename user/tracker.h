@@ -72,7 +72,10 @@ struct target {
 	struct scan_follow scan;
 };
 
+struct platform;
+
 struct tracker {
+	const struct platform *pf;	/* where page nodes are asked: platform_kernel after init */
 	struct target *targets;
 	uint32_t nr_targets, cap_targets;
 	float decay;		/* heat = heat * decay + samples */

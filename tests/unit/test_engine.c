@@ -22,9 +22,10 @@
 
 static int moves_asked;
 
-static long fake_move_pages(int pid, unsigned long count, void **pages, const int *nodes,
-			    int *status, int flags)
+static long fake_move_pages(void *ctx, int pid, unsigned long count, void **pages,
+			    const int *nodes, int *status, int flags)
 {
+	(void)ctx;
 	(void)pid;
 	(void)pages;
 	(void)flags;
@@ -37,6 +38,8 @@ static long fake_move_pages(int pid, unsigned long count, void **pages, const in
 	}
 	return 0;
 }
+
+static const struct platform fake_platform = { .move_pages = fake_move_pages };
 
 struct rig {
 	struct topology topo;
@@ -75,7 +78,7 @@ static void rig_up(struct rig *r, const char *policy, uint32_t pages)
 	assert_int_equal(policy_host__load(&r->ph, path, ".", NULL, 0), 0);
 	r->e = (struct engine){ .topo = &r->topo, .tr = &r->tr, .m = &r->m, .policy = &r->ph,
 				.epoch_ms = 1000, .quiet = true };
-	cxlt_move_pages = fake_move_pages;
+	r->m.pf = r->tr.pf = &fake_platform;
 	moves_asked = 0;
 }
 

@@ -50,8 +50,9 @@ static struct {
 	int touched;		/* pages the mover touched */
 } fake;
 
-static void fake_touch_pages(int pid, void **pages, uint32_t count)
+static void fake_touch_pages(void *ctx, int pid, void **pages, uint32_t count)
 {
+	(void)ctx;
 	(void)pid;
 	for (uint32_t i = 0; i < count; i++) {
 		uint64_t pn = ((uint64_t)(uintptr_t)pages[i] - BASE) / PG;
@@ -62,11 +63,12 @@ static void fake_touch_pages(int pid, void **pages, uint32_t count)
 	}
 }
 
-static long fake_move_pages(int pid, unsigned long count, void **pages,
+static long fake_move_pages(void *ctx, int pid, unsigned long count, void **pages,
 			    const int *nodes, int *status, int flags)
 {
 	struct call *c = &fake.calls[fake.ncalls < 64 ? fake.ncalls : 63];
 
+	(void)ctx;
 	(void)flags;
 	fake.ncalls++;
 	c->pid = pid;
@@ -111,6 +113,9 @@ static long fake_move_pages(int pid, unsigned long count, void **pages,
 	}
 	return 0;
 }
+
+static const struct platform fake_platform = { .move_pages = fake_move_pages,
+						.touch_pages = fake_touch_pages };
 
 static int nmove_calls(void)
 {
@@ -182,8 +187,7 @@ static void setup_default(uint32_t batch)
 	assert_int_equal(mover__init(&mv, &o, PG), 0);
 	machine(1 << 20, 1 << 19);	/* plenty of free fast memory */
 	plan_reset();
-	cxlt_move_pages = fake_move_pages;
-	cxlt_touch_pages = fake_touch_pages;
+	tr.pf = mv.pf = &fake_platform;
 }
 
 static int teardown(void **state)
@@ -207,6 +211,7 @@ static void budget_is_a_token_bucket_of_one_second(void **state)
 	mover__default_opts(&o);
 	o.rate_mbps = 4;
 	assert_int_equal(mover__init(&mv, &o, 4096), 0);
+	mv.pf = &fake_platform;
 
 	assert_int_equal(mover__budget(&mv, 100.0), 1024);	/* 4 MiB/s of 4 KiB pages */
 	/* Saved up to one second's worth, never more. */

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "mover.h"
+#include "platform.h"
 #include "tracker.h"
 #include "util.h"
 
@@ -284,9 +284,10 @@ static struct {
 } q;
 
 /* Node = (page number % 3), except every 5th page is gone (-ENOENT). */
-static long fake_query(int pid, unsigned long count, void **pages, const int *nodes,
-		       int *status, int flags)
+static long fake_query(void *ctx, int pid, unsigned long count, void **pages,
+		       const int *nodes, int *status, int flags)
 {
+	(void)ctx;
 	(void)flags;
 	q.calls++;
 	q.pid = pid;
@@ -300,17 +301,20 @@ static long fake_query(int pid, unsigned long count, void **pages, const int *no
 	return 0;
 }
 
-static long fake_query_esrch(int pid, unsigned long count, void **pages,
+static long fake_query_esrch(void *ctx, int pid, unsigned long count, void **pages,
 			     const int *nodes, int *status, int flags)
 {
+	(void)ctx;
 	(void)pid; (void)count; (void)pages; (void)nodes; (void)status; (void)flags;
 	errno = ESRCH;
 	return -1;
 }
 
+static const struct platform query_platform = { .move_pages = fake_query };
+static const struct platform esrch_platform = { .move_pages = fake_query_esrch };
+
 static void query_nodes_fills_nodes_marks_gone_keeps_unknown(void **state)
 {
-	move_pages_fn saved = cxlt_move_pages;
 	struct tracker tr;
 	struct target *t;
 	const uint32_t n = 10000;	/* more than one query batch */
@@ -323,9 +327,8 @@ static void query_nodes_fills_nodes_marks_gone_keeps_unknown(void **state)
 	for (uint32_t i = 0; i < n; i++)
 		page_table__get(&t->pt, BASE + i * PG, &created);
 	memset(&q, 0, sizeof(q));
-	cxlt_move_pages = fake_query;
+	tr.pf = &query_platform;
 	assert_int_equal(tracker__query_nodes(&tr, t, 0), 0);
-	cxlt_move_pages = saved;
 
 	assert_true(q.calls >= 2);
 	assert_int_equal(q.pid, 4242);
@@ -349,9 +352,7 @@ static void query_nodes_fills_nodes_marks_gone_keeps_unknown(void **state)
 
 	/* Only unknown records from `from` on are asked about. */
 	memset(&q, 0, sizeof(q));
-	cxlt_move_pages = fake_query;
 	assert_int_equal(tracker__query_nodes(&tr, t, n - 10), 0);
-	cxlt_move_pages = saved;
 	assert_int_equal(q.calls, 1);
 	/*
 	 * n-10 .. n-1 = 9990..9999: known nodes are not asked again, gone ones
@@ -363,7 +364,6 @@ static void query_nodes_fills_nodes_marks_gone_keeps_unknown(void **state)
 
 static void query_nodes_reports_process_gone(void **state)
 {
-	move_pages_fn saved = cxlt_move_pages;
 	struct tracker tr;
 	bool created;
 
@@ -371,9 +371,8 @@ static void query_nodes_reports_process_gone(void **state)
 	tracker__init(&tr, 0.5);
 	tracker__add_target(&tr, 4242, 1, "a", ORIGIN_PID);
 	page_table__get(&tr.targets[0].pt, BASE, &created);
-	cxlt_move_pages = fake_query_esrch;
+	tr.pf = &esrch_platform;
 	assert_int_equal(tracker__query_nodes(&tr, &tr.targets[0], 0), -ESRCH);
-	cxlt_move_pages = saved;
 	tracker__free(&tr);
 }
 
@@ -382,7 +381,6 @@ static void query_nodes_reports_process_gone(void **state)
 static void scan_self_tracks_every_touched_page_on_node0(void **state)
 {
 	const size_t len = 4 << 20;
-	move_pages_fn saved = cxlt_move_pages;
 	long psz = sysconf(_SC_PAGESIZE);
 	struct tracker tr;
 	struct target *t;
@@ -407,7 +405,7 @@ static void scan_self_tracks_every_touched_page_on_node0(void **state)
 
 		page_table__get(&t->pt, 0x1000, &created);
 	}
-	cxlt_move_pages = saved;	/* the real one */
+	assert_ptr_equal(tr.pf, &platform_kernel);	/* the real one */
 	err = tracker__scan(&tr, t);
 	assert_int_equal(err, 0);
 	assert_true(t->last_scan_epoch > 0);

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What stands behind the data path's calls into the machine: move_pages(2)
+ * and the page touch of the -ENOENT retry.  The live agent uses the kernel
+ * (platform_kernel); cxltier-replay puts its two-tier model here, and unit
+ * tests a fake, each through their own ctx: no global to swap.
+ */
+#ifndef CXLT_PLATFORM_H
+#define CXLT_PLATFORM_H
+
+#include <stdint.h>
+
+struct platform {
+	/* move_pages(2): nodes NULL queries where the pages are; -1 and errno on failure. */
+	long (*move_pages)(void *ctx, int pid, unsigned long count, void **pages,
+			   const int *nodes, int *status, int flags);
+	/* Reads a byte of each page on the owner's behalf (maps a PROT_NONE page back). */
+	void (*touch_pages)(void *ctx, int pid, void **pages, uint32_t count);
+	void *ctx;
+};
+
+/* The running kernel: move_pages(2) and process_vm_readv(2). */
+extern const struct platform platform_kernel;
+
+#endif

@@ -3,7 +3,12 @@ set -u
 export PATH=/usr/bin:/bin:/sbin:/usr/sbin
 : > /result
 
-fail() { echo "FAIL: $*"; [ -f /tmp/agent.log ] && sed "s/^/  agent: /" /tmp/agent.log | tail -${FAIL_TAIL:-40}; exit 1; }
+fail() {
+	echo "FAIL: $*"
+	[ -f /tmp/agent.log ] && sed "s/^/  agent: /" /tmp/agent.log | tail -"${FAIL_TAIL:-40}"
+	[ -f /tmp/tb.out ] && sed "s/^/  tierbench: /" /tmp/tb.out | tail -8
+	exit 1
+}
 res() { echo "$1=$2" >> /result; echo "  $1=$2"; }
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 # Seconds since boot with centiseconds.

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "pipeline.h"
 #include "mover.h"
 #include "policy_host.h"
 #include "trace.h"
@@ -84,6 +85,7 @@ struct model {
 	struct mover m;
 	struct engine eng;
 	struct platform pf;		/* this model, behind the tracker's and mover's calls */
+	uint64_t e;			/* the epoch in flight, from 0 */
 	uint64_t cap[2], used[2];
 	struct move_hist **hist;	/* per target, indexed like its records */
 	uint32_t *hist_cap;
@@ -467,118 +469,174 @@ static int ingest_epoch(const struct run_in *in, struct model *md, struct trace_
 	return c->err;
 }
 
+/* The replay's steps of the epoch pipeline (pipeline.h), over one run's model. */
+struct replay_run {
+	const struct run_in *in;
+	struct result *res;
+	struct model md;
+	struct trace_cursor *c;
+	uint32_t *count_hist;	/* for the oracle */
+};
+
+static int replay_ingest(void *ctx)
+{
+	struct replay_run *r = ctx;
+	uint64_t epoch_ns = (uint64_t)r->in->o->epoch_ms * 1000000;
+
+	return ingest_epoch(r->in, &r->md, r->c, r->md.e, r->in->scan->t_first + (r->md.e + 1) * epoch_ns);
+}
+
+/* First touch, then the score of this epoch's accesses: the model's and the oracle's. */
+static int replay_account(void *ctx)
+{
+	struct replay_run *r = ctx;
+	const struct run_in *in = r->in;
+	struct model *md = &r->md;
+	uint64_t acc = 0, hits = 0;
+	uint64_t low = (uint64_t)(md->cap[NODE_FAST] * in->o->low_pct / 100);
+
+	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++) {
+		struct target *t = &md->tr.targets[ti];
+
+		if (hist_grow(md, ti, t->pt.nr))
+			return -ENOMEM;
+		for (uint32_t i = t->nodes_known; i < t->pt.nr; i++) {
+			int node = md->used[NODE_FAST] + low < md->cap[NODE_FAST] ? NODE_FAST : NODE_SLOW;
+
+			t->pt.pages[i].node = (int8_t)node;
+			md->used[node]++;
+		}
+		t->nodes_known = t->pt.nr;
+		for (uint32_t i = 0; i < t->pt.nr; i++) {
+			const struct cxlt_page *p = &t->pt.pages[i];
+
+			acc += p->samples;
+			if (p->node == NODE_FAST)
+				hits += p->samples;
+		}
+	}
+	r->res->accesses += acc;
+	r->res->fast_hits += hits;
+	if (r->res->epoch_ratio)
+		r->res->epoch_ratio[r->md.e] = acc ? (double)hits / acc : 0;
+	if (in->oracle) {
+		uint64_t oh = oracle_hits(&md->tr, md->cap[NODE_FAST], r->count_hist);
+
+		in->oracle->accesses += acc;
+		in->oracle->fast_hits += oh;
+		if (in->oracle->epoch_ratio)
+			in->oracle->epoch_ratio[r->md.e] = acc ? (double)oh / acc : 0;
+	}
+	return 0;
+}
+
+static void replay_topology(void *ctx)
+{
+	struct replay_run *r = ctx;
+
+	if (r->in->policy)
+		model_topology(&r->md, r->in->trace->hdr.page_size);
+}
+
+/* The "none" run (no policy) never moves a page. */
+static bool replay_may_move(void *ctx)
+{
+	return ((struct replay_run *)ctx)->in->policy != NULL;
+}
+
+static void replay_publish(void *ctx)
+{
+	struct replay_run *r = ctx;
+	struct result *res = r->res;
+	uint64_t n = r->in->nr_epochs;
+
+	if (r->in->policy) {
+		res->decide_ms += r->md.eng.last_decide_ms;
+		res->promoted += r->md.m.epoch.promoted;
+		res->demoted += r->md.m.epoch.demoted;
+	}
+	res->epochs++;
+	if (r->in->o->progress && (r->md.e % 8 == 0 || r->md.e + 1 == n))
+		fprintf(stderr, "\r%-12s [%-40.*s] %3.0f%%", res->name, (int)(40 * (r->md.e + 1) / n),
+			"########################################", 100.0 * (r->md.e + 1) / n);
+}
+
+static const struct pipeline_steps replay_steps = {
+	.ingest = replay_ingest,
+	.account = replay_account,
+	.topology = replay_topology,
+	.may_move = replay_may_move,
+	.publish = replay_publish,
+};
+
+/* The budget's clock: the end of the epoch in flight. */
+static double model_now(void *ctx)
+{
+	const struct model *md = ctx;
+
+	return (md->e + 1) * (md->o->epoch_ms / 1000.0);
+}
+
 static int run_policy(const struct run_in *in, struct result *res)
 {
 	const struct trace *trace = in->trace;
 	const struct model_opts *o = in->o;
-	uint64_t epoch_ns = (uint64_t)o->epoch_ms * 1000000, t_first = in->scan->t_first;
-	uint64_t nr_epochs = in->nr_epochs;
-	uint32_t *count_hist = calloc(65536, sizeof(*count_hist));
-	struct trace_cursor *c = calloc(1, sizeof(*c));
+	struct replay_run *r = calloc(1, sizeof(*r));
+	struct pipeline pipe;
 	struct mover_opts mo;
-	struct model md = { .o = o, .res = res };
+	struct model *md;
 	int err = 0;
 
-	if (!count_hist || !c) {
+	if (!r)
+		return -ENOMEM;
+	md = &r->md;
+	*r = (struct replay_run){ .in = in, .res = res, .md = { .o = o, .res = res },
+				  .count_hist = calloc(65536, sizeof(*r->count_hist)),
+				  .c = calloc(1, sizeof(*r->c)) };
+	if (!r->count_hist || !r->c) {
 		err = -ENOMEM;
 		goto out;
 	}
-	trace_cursor__init(c, trace);
-	md.cap[NODE_FAST] = in->fast_cap;
-	md.cap[NODE_SLOW] = in->slow_cap;
-	tracker__init(&md.tr, o->decay);
+	trace_cursor__init(r->c, trace);
+	md->cap[NODE_FAST] = in->fast_cap;
+	md->cap[NODE_SLOW] = in->slow_cap;
+	tracker__init(&md->tr, o->decay);
 	mover__default_opts(&mo);
 	mo.rate_mbps = o->rate_mbps;
 	mo.low_wmark_pct = o->low_pct;
 	mo.high_wmark_pct = o->high_pct;
-	mover__init(&md.m, &mo, trace->hdr.page_size);
-	md.eng = (struct engine){ .topo = &md.topo, .tr = &md.tr, .m = &md.m,
-				  .policy = in->policy, .epoch_ms = o->epoch_ms, .quiet = true,
-				  .source_flags = in->scan->source_flags };
-	md.pf = (struct platform){ .move_pages = model_move_pages,
-				   .touch_pages = model_touch_pages, .ctx = &md };
-	md.tr.pf = md.m.pf = &md.pf;
+	mover__init(&md->m, &mo, trace->hdr.page_size);
+	md->eng = (struct engine){ .topo = &md->topo, .tr = &md->tr, .m = &md->m,
+				   .policy = in->policy, .epoch_ms = o->epoch_ms, .quiet = true,
+				   .source_flags = in->scan->source_flags };
+	md->pf = (struct platform){ .move_pages = model_move_pages,
+				    .touch_pages = model_touch_pages, .now = model_now, .ctx = md };
+	md->tr.pf = md->m.pf = &md->pf;
+	pipe = (struct pipeline){ .steps = &replay_steps, .ctx = r, .eng = &md->eng };
 
-	for (uint64_t e = 0; e < nr_epochs; e++) {
-		uint64_t acc = 0, hits = 0;
-		uint64_t low = (uint64_t)(md.cap[NODE_FAST] * o->low_pct / 100);
-
-		err = ingest_epoch(in, &md, c, e, t_first + (e + 1) * epoch_ns);
-		if (err)
-			goto out;
-		/* First touch, then the accounting of this epoch's accesses. */
-		for (uint32_t ti = 0; ti < md.tr.nr_targets; ti++) {
-			struct target *t = &md.tr.targets[ti];
-
-			if (hist_grow(&md, ti, t->pt.nr)) {
-				err = -ENOMEM;
-				goto out;
-			}
-			for (uint32_t i = t->nodes_known; i < t->pt.nr; i++) {
-				int node = md.used[NODE_FAST] + low < md.cap[NODE_FAST] ? NODE_FAST : NODE_SLOW;
-
-				t->pt.pages[i].node = (int8_t)node;
-				md.used[node]++;
-			}
-			t->nodes_known = t->pt.nr;
-			for (uint32_t i = 0; i < t->pt.nr; i++) {
-				const struct cxlt_page *p = &t->pt.pages[i];
-
-				acc += p->samples;
-				if (p->node == NODE_FAST)
-					hits += p->samples;
-			}
-		}
-		res->accesses += acc;
-		res->fast_hits += hits;
-		if (res->epoch_ratio)
-			res->epoch_ratio[e] = acc ? (double)hits / acc : 0;
-		if (in->oracle) {
-			uint64_t oh = oracle_hits(&md.tr, md.cap[NODE_FAST], count_hist);
-
-			in->oracle->accesses += acc;
-			in->oracle->fast_hits += oh;
-			if (in->oracle->epoch_ratio)
-				in->oracle->epoch_ratio[e] = acc ? (double)oh / acc : 0;
-		}
-		tracker__age(&md.tr);
-		if (in->policy) {
-			model_topology(&md, trace->hdr.page_size);
-			err = engine__decide_and_move(&md.eng, (e + 1) * (o->epoch_ms / 1000.0));
-			if (err)
-				goto out;
-			res->decide_ms += md.eng.last_decide_ms;
-			res->promoted += md.m.epoch.promoted;
-			res->demoted += md.m.epoch.demoted;
-		}
-		tracker__end_epoch(&md.tr);
-		res->epochs++;
-		if (o->progress && (e % 8 == 0 || e + 1 == nr_epochs))
-			fprintf(stderr, "\r%-12s [%-40.*s] %3.0f%%", res->name,
-				(int)(40 * (e + 1) / nr_epochs),
-				"########################################",
-				100.0 * (e + 1) / nr_epochs);
-	}
-	if (o->progress)
+	for (md->e = 0; md->e < in->nr_epochs && !err; md->e++)
+		err = pipeline__epoch(&pipe);
+	if (o->progress && !err)
 		fprintf(stderr, "\r%*s\r", 70, "");
 out:
-	if (err && c && c->err)
-		fprintf(stderr, "cxltier-replay: %s: %s\n", in->path, c->msg);
+	if (err && r->c && r->c->err)
+		fprintf(stderr, "cxltier-replay: %s: %s\n", in->path, r->c->msg);
 	else if (err == -ENOMEM)
 		fprintf(stderr, "cxltier-replay: %s: out of memory replaying %s\n", in->path, res->name);
 	else if (err)
 		fprintf(stderr, "cxltier-replay: %s: policy %s failed: %s\n", in->path, res->name,
 			strerror(-err));
-	for (uint32_t i = 0; i < md.nr_hist; i++)
-		free(md.hist[i]);
-	free(md.hist);
-	free(md.hist_cap);
-	free(md.tgid_slots);
-	engine__free(&md.eng);
-	mover__free(&md.m);
-	tracker__free(&md.tr);
-	free(count_hist);
-	free(c);
+	for (uint32_t i = 0; i < md->nr_hist; i++)
+		free(md->hist[i]);
+	free(md->hist);
+	free(md->hist_cap);
+	free(md->tgid_slots);
+	engine__free(&md->eng);
+	mover__free(&md->m);
+	tracker__free(&md->tr);
+	free(r->count_hist);
+	free(r->c);
+	free(r);
 	return err;
 }
 

@@ -30,6 +30,7 @@
 #include "ksettings.h"
 #include "marks.h"
 #include "mover.h"
+#include "pipeline.h"
 #include "policy_host.h"
 #include "sampler.h"
 #include "service.h"
@@ -552,6 +553,8 @@ struct agent {
 	struct engine eng;
 	struct control ctl;
 	uint64_t log_every;
+	double epoch_t0;	/* when the epoch in flight began */
+	int drained;		/* heat entries the epoch in flight took in */
 };
 
 /* source auto, after pmu: our own DAMON vaddr kdamond, if no one else uses DAMON. */
@@ -627,13 +630,12 @@ static void follow_topology(struct agent *a)
 	free(fresh);
 }
 
-static int epoch(struct agent *a)
+/* The agent's steps of the epoch pipeline (pipeline.h). */
+static int live_ingest(void *ctx)
 {
-	const struct mover_stats *e = &a->m.epoch;
-	double t0 = now_sec();
-	struct placement place;
+	struct agent *a = ctx;
 	bool rescanned = false;
-	int drained, err;
+	int err;
 
 	targets__refresh(&a->cfg->specs, &a->tr, &a->s);
 	if (a->tr.sight) {
@@ -641,13 +643,13 @@ static int epoch(struct agent *a)
 		bool seen = marks__follow(&a->marks, &a->tr, a->kset.gate.open, a->topo.fast_mask,
 					  a->kset.gate.opened_epoch);
 
-		ksettings__meter(&a->kset, t0, a->tr.epoch, seen);
+		ksettings__meter(&a->kset, a->epoch_t0, a->tr.epoch, seen);
 	}
-	drained = sampler__drain(&a->s, &a->tr);
-	if (drained < 0)
-		pr_warn("draining the heat map failed: %s", strerror(-drained));
+	a->drained = sampler__drain(&a->s, &a->tr);
+	if (a->drained < 0)
+		pr_warn("draining the heat map failed: %s", strerror(-a->drained));
 	if (a->use_damon) {
-		drained += damon__drain(&a->damon, &a->tr);
+		a->drained += damon__drain(&a->damon, &a->tr);
 		damon__set_targets(&a->damon, &a->tr);
 	}
 
@@ -668,18 +670,32 @@ static int epoch(struct agent *a)
 			pr_warn("pid %d: %s failed: %s", t->pid, scan ? "page scan" : "node query",
 				strerror(-err));
 	}
-	follow_topology(a);
-	tracker__age(&a->tr);
-	memset(&a->m.epoch, 0, sizeof(a->m.epoch));
-	if (a->migrate && !a->st.paused && a->tr.nr_targets &&
-	    (err = engine__decide_and_move(&a->eng, now_sec())))
-		pr_warn("epoch %llu: %s", (unsigned long long)a->tr.epoch, strerror(-err));
+	return 0;
+}
+
+static void live_topology(void *ctx)
+{
+	follow_topology(ctx);
+}
+
+static bool live_may_move(void *ctx)
+{
+	struct agent *a = ctx;
+
+	return a->migrate && !a->st.paused && a->tr.nr_targets;
+}
+
+static void live_publish(void *ctx)
+{
+	struct agent *a = ctx;
+	const struct mover_stats *e = &a->m.epoch;
+	struct placement place;
+
 	a->st.last_plan = a->eng.last_plan;
-	tracker__end_epoch(&a->tr);
 	/* One pass for the log line and the status, not one each. */
 	tracker__count_placement(&a->tr, a->topo.fast_mask, &place);
 
-	a->st.last_epoch_ms = (now_sec() - t0) * 1000;
+	a->st.last_epoch_ms = (now_sec() - a->epoch_t0) * 1000;
 	status__publish(&a->st);
 
 	log_msg(e->promoted || e->demoted || e->rejected_invalid || a->tr.epoch % a->log_every == 1 ?
@@ -687,14 +703,28 @@ static int epoch(struct agent *a)
 		"epoch %llu: %u targets, %llu pages tracked (fast %llu, slow %llu), %d heat entries drained; plan %llu: promoted %llu, demoted %llu, busy %llu, gone %llu, full %llu, rejected %llu (%.1f ms)",
 		(unsigned long long)a->tr.epoch, a->tr.nr_targets,
 		(unsigned long long)tracker__pages(&a->tr), (unsigned long long)place.fast,
-		(unsigned long long)place.slow, drained > 0 ? drained : 0,
+		(unsigned long long)place.slow, a->drained > 0 ? a->drained : 0,
 		(unsigned long long)a->st.last_plan, (unsigned long long)e->promoted,
 		(unsigned long long)e->demoted, (unsigned long long)e->busy,
 		(unsigned long long)e->gone, (unsigned long long)e->nomem,
 		(unsigned long long)(e->rejected_invalid + e->rejected_pingpong +
 				     e->rejected_budget + e->rejected_watermark),
 		a->st.last_epoch_ms);
-	return 0;
+}
+
+static const struct pipeline_steps live_steps = {
+	.ingest = live_ingest,
+	.topology = live_topology,
+	.may_move = live_may_move,
+	.publish = live_publish,
+};
+
+static void epoch(struct agent *a)
+{
+	struct pipeline p = { .steps = &live_steps, .ctx = a, .eng = &a->eng };
+
+	a->epoch_t0 = now_sec();
+	pipeline__epoch(&p);
 }
 
 /*

@@ -4,6 +4,7 @@
 #include <sys/uio.h>
 
 #include "platform.h"
+#include "util.h"
 
 static long kernel_move_pages(void *ctx, int pid, unsigned long count, void **pages,
 			      const int *nodes, int *status, int flags)
@@ -35,7 +36,14 @@ static void kernel_touch_pages(void *ctx, int pid, void **addrs, uint32_t n)
 	}
 }
 
+static double kernel_now(void *ctx)
+{
+	(void)ctx;
+	return now_sec();
+}
+
 const struct platform platform_kernel = {
 	.move_pages = kernel_move_pages,
 	.touch_pages = kernel_touch_pages,
+	.now = kernel_now,
 };

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What stands behind the data path's calls into the machine: move_pages(2)
- * and the page touch of the -ENOENT retry.  The live agent uses the kernel
+ * What stands behind the data path's calls into the machine: move_pages(2),
+ * the page touch of the -ENOENT retry, and the clock that refills the
+ * migration budget.  The live agent uses the kernel
  * (platform_kernel); cxltier-replay puts its two-tier model here, and unit
  * tests a fake, each through their own ctx: no global to swap.
  */
@@ -16,6 +17,8 @@ struct platform {
 			   const int *nodes, int *status, int flags);
 	/* Reads a byte of each page on the owner's behalf (maps a PROT_NONE page back). */
 	void (*touch_pages)(void *ctx, int pid, void **pages, uint32_t count);
+	/* Seconds on the budget's clock: monotonic live, the epoch's end in replay. */
+	double (*now)(void *ctx);
 	void *ctx;
 };
 

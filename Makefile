@@ -34,6 +34,8 @@ POLICIES  := $(patsubst tiering-policies/%.c,%,$(wildcard tiering-policies/*.c))
 MAINS     := cxltierd cxltierctl cxltier-replay
 LIB_SRCS  := $(filter-out $(patsubst %,user/%.c,$(MAINS)),$(wildcard user/*.c))
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
+# cxltier-replay's own parts (model, run, synthesis, output).
+REPLAY_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/replay/*.c))
 SKELS     := $(patsubst %,$(BUILD)/%.skel.h,$(BPF_PROGS))
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 LIVE_TESTS := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/test_*.c))
@@ -62,15 +64,17 @@ $(BUILD)/%.skel.h: $(BUILD)/%.bpf.o
 # The skeletons are generated before the first compile; after it, the .d files say what to rebuild.
 $(BUILD)/obj/%.o: user/%.c | $(BUILD)/obj $(SKELS)
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/libcxlt.a: $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(BUILD)/cxltier-replay: $(REPLAY_OBJS)
 $(patsubst %,$(BUILD)/%,$(MAINS)): $(BUILD)/%: $(BUILD)/obj/%.o $(BUILD)/libcxlt.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $(filter %.o,$^) $(filter %.a,$^) $(LDLIBS)
 
 # tierbench borrows one helper of the agent: page frame -> node.
 $(BUILD)/tierbench: tools/tierbench.c $(BUILD)/obj/pfn_nodes.o $(BUILD)/obj/util.o | $(BUILD)
@@ -99,7 +103,7 @@ $(BUILD)/bench_controller: tests/bench/bench_controller.c $(BUILD)/libcxlt.a $(B
 
 tests: $(UNIT_TESTS) $(LIVE_TESTS) $(TEST_POLICIES)
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/obj/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/*.d $(BUILD)/obj/*.d $(BUILD)/obj/replay/*.d $(BUILD)/tests/*.d)
 
 # Unit tests run anywhere; live tests load BPF into this kernel (root).  Then
 # the unit and live tests again, built by clang with AddressSanitizer and

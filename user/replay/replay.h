@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cxltier-replay's parts: the tier model behind move_pages (model.c), one
+ * run of a policy over a trace through the epoch pipeline (run.c), synthetic
+ * traces (synth.c), and the table, JSON, CSV and plots (output.c); the
+ * options and main are in user/cxltier-replay.c.
+ */
+#ifndef CXLT_REPLAY_H
+#define CXLT_REPLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine.h"
+#include "mover.h"
+#include "platform.h"
+#include "policy_host.h"
+#include "trace.h"
+#include "tracker.h"
+
+#define NODE_FAST 0
+#define NODE_SLOW 1
+
+struct model_opts {
+	double fast_ratio;	/* fast capacity / distinct pages, when fast_pages is 0 */
+	uint64_t fast_pages, slow_pages;
+	uint32_t epoch_ms;
+	double fast_ns, slow_ns, migrate_ns;
+	double rate_mbps;
+	double low_pct, high_pct;
+	uint32_t pingpong_window;
+	double decay;
+	bool timing, json, progress;
+	const char *plot_dir;
+};
+
+struct result {
+	char name[64];
+	uint64_t accesses, fast_hits;
+	uint64_t promoted, demoted, pingpong;
+	uint64_t epochs;
+	double decide_ms;
+	double *epoch_ratio;	/* per epoch fast-hit ratio, for plots */
+};
+
+/* Per page, beside the tracker's record: for ping-pong counting. */
+struct move_hist {
+	uint32_t last_epoch;	/* epoch of the last move + 1; 0 = never */
+	int8_t last_to;
+};
+
+struct model {
+	const struct model_opts *o;
+	struct topology topo;
+	struct tracker tr;
+	struct mover m;
+	struct engine eng;
+	struct platform pf;		/* this model, behind the tracker's and mover's calls */
+	uint64_t e;			/* the epoch in flight, from 0 */
+	uint64_t cap[2], used[2];
+	struct move_hist **hist;	/* per target, indexed like its records */
+	uint32_t *hist_cap;
+	uint32_t nr_hist;		/* entries in hist and hist_cap */
+	/*
+	 * tgid -> target index + 1 (0: free slot), open addressing: the
+	 * tracker's lookup is a linear scan, fine for the agent's few targets,
+	 * not for a trace naming 100k processes.
+	 */
+	uint32_t *tgid_slots;
+	uint32_t tgid_mask;
+	struct result *res;
+};
+
+/* What a first pass over the samples learns; memory grows with the pages seen only. */
+struct trace_scan {
+	uint64_t pages;			/* distinct (tgid, page) pairs */
+	uint64_t t_first, t_last;	/* samples may be a little out of order across CPUs */
+	uint64_t vpage_min, vpage_max;
+	uint32_t source_flags;		/* CXLT_SOURCE_REPEATS unless only page faults were recorded */
+};
+
+struct run_in {
+	const char *path;		/* the trace's, for messages */
+	const struct trace *trace;
+	const struct trace_scan *scan;
+	const struct model_opts *o;
+	uint64_t fast_cap, slow_cap;
+	uint64_t nr_epochs;
+	struct policy_host *policy;	/* NULL: no migration */
+	struct result *oracle;		/* filled when not NULL */
+	uint64_t *heat_bins;		/* pages x time access counts, when plotting */
+	uint32_t heat_w, heat_h;
+};
+
+struct synth_opts {
+	const char *kind;
+	uint64_t pages, epochs, samples;
+	uint64_t seed;
+	double alpha, hot, hot_share;
+	uint64_t shift_every;
+};
+
+/* model.c */
+int model_target(struct model *md, uint32_t tgid);
+long model_move_pages(void *ctx, int pid, unsigned long count, void **pages,
+		      const int *nodes, int *status, int flags);
+void model_touch_pages(void *ctx, int pid, void **pages, uint32_t n);
+double model_now(void *ctx);
+void model_topology(struct model *md, long page_size);
+int hist_grow(struct model *md, uint32_t ti, uint32_t n);
+
+/* run.c */
+int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t msglen);
+int run_policy(const struct run_in *in, struct result *res);
+
+/* synth.c */
+int synth(const struct synth_opts *so, const struct model_opts *o, const char *path);
+
+/* output.c */
+int close_output(FILE *f, const char *name);
+int to_csv(const char *path, const struct trace *t, const char *out);
+void print_table(const struct model_opts *o, const struct trace *t, uint64_t pages,
+		 uint64_t fast_cap, struct result *r, int n);
+void print_json(const struct model_opts *o, const struct trace *t, uint64_t pages,
+		uint64_t fast_cap, struct result *r, int n);
+int write_plots(const char *dir, struct result *r, int n, const uint64_t *heat,
+		uint32_t w, uint32_t h);
+
+#endif

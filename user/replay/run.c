@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: MIT
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipeline.h"
+#include "replay.h"
+#include "util.h"
+
+/* ---- one pass of a policy over the trace ---- */
+
+
+int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t msglen)
+{
+	struct trace_cursor *c = malloc(sizeof(*c));
+	struct page_table pt = { 0 };
+	const struct cxlt_sample *x;
+	bool created;
+	int err = 0;
+
+	*sc = (struct trace_scan){ .t_first = UINT64_MAX, .vpage_min = UINT64_MAX };
+	if (!c) {
+		snprintf(msg, msglen, "out of memory");
+		return -ENOMEM;
+	}
+	trace_cursor__init(c, tr);
+	while ((x = trace_cursor__next(c))) {
+		/* tgid in the top bits keeps processes apart; good enough for a count. */
+		if (page_table__get(&pt, (x->vpage ^ ((uint64_t)x->tgid << 40)) << 12, &created) < 0) {
+			snprintf(msg, msglen, "out of memory after %llu distinct pages",
+				 (unsigned long long)pt.nr);
+			err = -ENOMEM;
+			break;
+		}
+		if (x->source != CXLT_SRC_FAULT)
+			sc->source_flags |= CXLT_SOURCE_REPEATS;
+		if (x->vpage < sc->vpage_min)
+			sc->vpage_min = x->vpage;
+		if (x->vpage > sc->vpage_max)
+			sc->vpage_max = x->vpage;
+		if (x->time_ns < sc->t_first)
+			sc->t_first = x->time_ns;
+		if (x->time_ns > sc->t_last)
+			sc->t_last = x->time_ns;
+	}
+	if (c->err) {
+		snprintf(msg, msglen, "%s", c->msg);
+		err = c->err;
+	}
+	sc->pages = pt.nr;
+	free(pt.pages);
+	free(pt.slots);
+	free(c);
+	return err;
+}
+
+/* The oracle's hits this epoch: the sum of the cap largest access counts. */
+static uint64_t oracle_hits(const struct tracker *tr, uint64_t cap, uint32_t *count_hist)
+{
+	uint32_t max = 0;
+	uint64_t hits = 0, left = cap;
+
+	for (uint32_t ti = 0; ti < tr->nr_targets; ti++) {
+		const struct page_table *pt = &tr->targets[ti].pt;
+
+		for (uint32_t i = 0; i < pt->nr; i++) {
+			uint32_t s = pt->pages[i].samples;
+
+			if (!s)
+				continue;
+			count_hist[s]++;
+			if (s > max)
+				max = s;
+		}
+	}
+	for (uint32_t s = max; s > 0; s--) {
+		uint64_t take = count_hist[s] < left ? count_hist[s] : left;
+
+		hits += take * s;
+		left -= take;
+		count_hist[s] = 0;
+	}
+	return hits;
+}
+
+
+/* Samples up to end (exclusive) into the tracker; the cursor stops at the first later one. */
+static int ingest_epoch(const struct run_in *in, struct model *md, struct trace_cursor *c,
+			uint64_t e, uint64_t end)
+{
+	const struct trace_scan *sc = in->scan;
+	const struct cxlt_sample *x;
+
+	while ((x = trace_cursor__peek(c)) && x->time_ns < end) {
+		struct cxlt_page_key key = { .tgid = x->tgid, .vpage = x->vpage };
+		struct cxlt_page_val val = { .samples = x->weight ? x->weight : 1,
+					     .hint_faults = x->source == CXLT_SRC_HINT };
+		int ti = model_target(md, x->tgid);
+
+		if (ti < 0)
+			return ti;
+		tracker__ingest_page(&md->tr, &md->tr.targets[ti], &key, &val);
+		if (in->heat_bins) {
+			/* Rows: address order, as the heap lies.  128 bits: the span may be 2^64. */
+			uint32_t x_bin = (uint32_t)(e * in->heat_w / in->nr_epochs);
+			uint32_t y_bin = (uint32_t)((unsigned __int128)(x->vpage - sc->vpage_min) *
+						    in->heat_h /
+						    ((unsigned __int128)(sc->vpage_max - sc->vpage_min) + 1));
+
+			in->heat_bins[(uint64_t)y_bin * in->heat_w + x_bin] += val.samples;
+		}
+		c->pos++;
+	}
+	return c->err;
+}
+
+/* The replay's steps of the epoch pipeline (pipeline.h), over one run's model. */
+struct replay_run {
+	const struct run_in *in;
+	struct result *res;
+	struct model md;
+	struct trace_cursor *c;
+	uint32_t *count_hist;	/* for the oracle */
+};
+
+static int replay_ingest(void *ctx)
+{
+	struct replay_run *r = ctx;
+	uint64_t epoch_ns = (uint64_t)r->in->o->epoch_ms * 1000000;
+
+	return ingest_epoch(r->in, &r->md, r->c, r->md.e, r->in->scan->t_first + (r->md.e + 1) * epoch_ns);
+}
+
+/* First touch, then the score of this epoch's accesses: the model's and the oracle's. */
+static int replay_account(void *ctx)
+{
+	struct replay_run *r = ctx;
+	const struct run_in *in = r->in;
+	struct model *md = &r->md;
+	uint64_t acc = 0, hits = 0;
+	uint64_t low = (uint64_t)(md->cap[NODE_FAST] * in->o->low_pct / 100);
+
+	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++) {
+		struct target *t = &md->tr.targets[ti];
+
+		if (hist_grow(md, ti, t->pt.nr))
+			return -ENOMEM;
+		for (uint32_t i = t->nodes_known; i < t->pt.nr; i++) {
+			int node = md->used[NODE_FAST] + low < md->cap[NODE_FAST] ? NODE_FAST : NODE_SLOW;
+
+			t->pt.pages[i].node = (int8_t)node;
+			md->used[node]++;
+		}
+		t->nodes_known = t->pt.nr;
+		for (uint32_t i = 0; i < t->pt.nr; i++) {
+			const struct cxlt_page *p = &t->pt.pages[i];
+
+			acc += p->samples;
+			if (p->node == NODE_FAST)
+				hits += p->samples;
+		}
+	}
+	r->res->accesses += acc;
+	r->res->fast_hits += hits;
+	if (r->res->epoch_ratio)
+		r->res->epoch_ratio[r->md.e] = acc ? (double)hits / acc : 0;
+	if (in->oracle) {
+		uint64_t oh = oracle_hits(&md->tr, md->cap[NODE_FAST], r->count_hist);
+
+		in->oracle->accesses += acc;
+		in->oracle->fast_hits += oh;
+		if (in->oracle->epoch_ratio)
+			in->oracle->epoch_ratio[r->md.e] = acc ? (double)oh / acc : 0;
+	}
+	return 0;
+}
+
+static void replay_topology(void *ctx)
+{
+	struct replay_run *r = ctx;
+
+	if (r->in->policy)
+		model_topology(&r->md, r->in->trace->hdr.page_size);
+}
+
+/* The "none" run (no policy) never moves a page. */
+static bool replay_may_move(void *ctx)
+{
+	return ((struct replay_run *)ctx)->in->policy != NULL;
+}
+
+static void replay_publish(void *ctx)
+{
+	struct replay_run *r = ctx;
+	struct result *res = r->res;
+	uint64_t n = r->in->nr_epochs;
+
+	if (r->in->policy) {
+		res->decide_ms += r->md.eng.last_decide_ms;
+		res->promoted += r->md.m.epoch.promoted;
+		res->demoted += r->md.m.epoch.demoted;
+	}
+	res->epochs++;
+	if (r->in->o->progress && (r->md.e % 8 == 0 || r->md.e + 1 == n))
+		fprintf(stderr, "\r%-12s [%-40.*s] %3.0f%%", res->name, (int)(40 * (r->md.e + 1) / n),
+			"########################################", 100.0 * (r->md.e + 1) / n);
+}
+
+static const struct pipeline_steps replay_steps = {
+	.ingest = replay_ingest,
+	.account = replay_account,
+	.topology = replay_topology,
+	.may_move = replay_may_move,
+	.publish = replay_publish,
+};
+
+int run_policy(const struct run_in *in, struct result *res)
+{
+	const struct trace *trace = in->trace;
+	const struct model_opts *o = in->o;
+	struct replay_run *r = calloc(1, sizeof(*r));
+	struct pipeline pipe;
+	struct mover_opts mo;
+	struct model *md;
+	int err = 0;
+
+	if (!r)
+		return -ENOMEM;
+	md = &r->md;
+	*r = (struct replay_run){ .in = in, .res = res, .md = { .o = o, .res = res },
+				  .count_hist = calloc(65536, sizeof(*r->count_hist)),
+				  .c = calloc(1, sizeof(*r->c)) };
+	if (!r->count_hist || !r->c) {
+		err = -ENOMEM;
+		goto out;
+	}
+	trace_cursor__init(r->c, trace);
+	md->cap[NODE_FAST] = in->fast_cap;
+	md->cap[NODE_SLOW] = in->slow_cap;
+	tracker__init(&md->tr, o->decay);
+	mover__default_opts(&mo);
+	mo.rate_mbps = o->rate_mbps;
+	mo.low_wmark_pct = o->low_pct;
+	mo.high_wmark_pct = o->high_pct;
+	mover__init(&md->m, &mo, trace->hdr.page_size);
+	md->eng = (struct engine){ .topo = &md->topo, .tr = &md->tr, .m = &md->m,
+				   .policy = in->policy, .epoch_ms = o->epoch_ms, .quiet = true,
+				   .source_flags = in->scan->source_flags };
+	md->pf = (struct platform){ .move_pages = model_move_pages,
+				    .touch_pages = model_touch_pages, .now = model_now, .ctx = md };
+	md->tr.pf = md->m.pf = &md->pf;
+	pipe = (struct pipeline){ .steps = &replay_steps, .ctx = r, .eng = &md->eng };
+
+	for (md->e = 0; md->e < in->nr_epochs && !err; md->e++)
+		err = pipeline__epoch(&pipe);
+	if (o->progress && !err)
+		fprintf(stderr, "\r%*s\r", 70, "");
+out:
+	if (err && r->c && r->c->err)
+		fprintf(stderr, "cxltier-replay: %s: %s\n", in->path, r->c->msg);
+	else if (err == -ENOMEM)
+		fprintf(stderr, "cxltier-replay: %s: out of memory replaying %s\n", in->path, res->name);
+	else if (err)
+		fprintf(stderr, "cxltier-replay: %s: policy %s failed: %s\n", in->path, res->name,
+			strerror(-err));
+	for (uint32_t i = 0; i < md->nr_hist; i++)
+		free(md->hist[i]);
+	free(md->hist);
+	free(md->hist_cap);
+	free(md->tgid_slots);
+	engine__free(&md->eng);
+	mover__free(&md->m);
+	tracker__free(&md->tr);
+	free(r->count_hist);
+	free(r->c);
+	free(r);
+	return err;
+}

@@ -19,8 +19,9 @@ valgrind --suppressions=tests/valgrind.supp --leak-check=full --show-leak-kinds=
 	> "$work/agent.log" 2>&1 || rc=$?
 grep -E "ERROR SUMMARY|definitely lost|indirectly lost" "$work/vg.log" | sed 's/^==[0-9]*== //'
 if [ "$rc" -ne 0 ]; then
-	echo "FAIL: valgrind found errors (exit $rc):"
+	echo "FAIL: valgrind found errors or the agent failed (exit $rc):"
 	cat "$work/vg.log"
+	sed 's/^/  agent: /' "$work/agent.log"
 	exit 1
 fi
 grep -q "stopped after [0-9]* epochs" "$work/agent.log" || { echo "FAIL: the agent did not run"; cat "$work/agent.log"; exit 1; }

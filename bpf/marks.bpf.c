@@ -22,21 +22,7 @@ char LICENSE[] SEC("license") = "GPL";
 volatile __u64 dropped = 0;
 
 /* The sampler's target maps, shared through their pins. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CXLT_MAX_TARGETS);
-	__type(key, __u32);
-	__type(value, __u32);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cxlt_targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CXLT_MAX_CGROUPS);
-	__type(key, __u64);
-	__type(value, __u32);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cxlt_cgroups SEC(".maps");
+#include "targets.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -48,13 +34,9 @@ int BPF_PROG(cxlt_skip_vma, struct mm_struct *mm, struct vm_area_struct *vma, in
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct cxlt_skip *k;
-	__u64 cgid;
 
-	if (!bpf_map_lookup_elem(&cxlt_targets, &tgid)) {
-		cgid = bpf_get_current_cgroup_id();
-		if (!bpf_map_lookup_elem(&cxlt_cgroups, &cgid))
-			return 0;
-	}
+	if (!cxlt_is_target(tgid, true))
+		return 0;
 	k = bpf_ringbuf_reserve(&cxlt_skips, sizeof(*k), 0);
 	if (!k) {
 		__sync_fetch_and_add(&dropped, 1);

@@ -51,21 +51,7 @@ struct {
 	__uint(pinning, LIBBPF_PIN_BY_NAME);
 } cxlt_heat SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CXLT_MAX_TARGETS);
-	__type(key, __u32);	/* tgid */
-	__type(value, __u32);	/* index of the target in the agent */
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cxlt_targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, CXLT_MAX_CGROUPS);
-	__type(key, __u64);	/* cgroup v2 id */
-	__type(value, __u32);
-	__uint(pinning, LIBBPF_PIN_BY_NAME);
-} cxlt_cgroups SEC(".maps");
+#include "targets.bpf.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -86,18 +72,6 @@ static __always_inline void stat_inc(__u32 id)
 
 	if (v)
 		*v += 1;	/* per-CPU: no atomics needed */
-}
-
-static __always_inline bool is_target(__u32 tgid)
-{
-	__u64 cgid;
-
-	if (bpf_map_lookup_elem(&cxlt_targets, &tgid))
-		return true;
-	if (!nr_cgroups)
-		return false;
-	cgid = bpf_get_current_cgroup_id();
-	return bpf_map_lookup_elem(&cxlt_cgroups, &cgid) != NULL;
 }
 
 static __always_inline void stream(__u32 tgid, __u64 vpage, __u16 source)
@@ -127,7 +101,7 @@ static __always_inline int cxlt_count(__u64 addr, __u16 source)
 
 	stat_inc(CXLT_STAT_SEEN);
 	/* Kernel addresses (top bit set; IBS samples kernel ops before 6.14) are not ours to tier. */
-	if (!addr || (addr >> 63) || !is_target(tgid)) {
+	if (!addr || (addr >> 63) || !cxlt_is_target(tgid, nr_cgroups != 0)) {
 		stat_inc(CXLT_STAT_FILTERED);
 		return 0;
 	}

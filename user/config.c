@@ -92,6 +92,8 @@ static const struct key_def keys[] = {
     {"targets", "comm", K_COMM, OFF(comms), 1, 15,
      "a command name of 1 to 15 characters, as in /proc/PID/comm"},
     {"targets", "cgroup", K_CGROUP, OFF(cgroups), 0, 0, "a cgroup v2 directory"},
+    {"targets", "target_user", K_STR, OFF(target_user), 0, 0,
+     "user names or ids, a comma list, such as redis,1001"},
     {"sampler", "source", K_SOURCE, OFF(source), 0, 0,
      "auto, pmu, hint, fault, fault-perf, damon, damon-vaddr or damon-paddr, or several with weights such as pmu:4,hint:1"},
     {"sampler", "epoch_ms", K_U32, OFF(epoch_ms), 10, 3600000, "milliseconds from 10 to 3600000"},
@@ -1094,6 +1096,8 @@ static const char *unset_note(const struct key_def *k)
 		return "the real /sys";
 	if (!strcmp(k->name, "record"))
 		return "no trace is recorded";
+	if (!strcmp(k->name, "target_user"))
+		return "any user's processes";
 	if (!strcmp(k->name, "dir"))
 		return "policies/ beside cxltierd, else /usr/lib/cxltier/policies";
 	return "unset";

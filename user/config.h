@@ -5,7 +5,7 @@
  *
  * One key per flag, in six sections:
  *   [topology] fast_nodes slow_nodes sysfs_root
- *   [targets]  pid (repeatable, or a comma list) comm cgroup (repeatable)
+ *   [targets]  pid (repeatable, or a comma list) comm cgroup (repeatable) target_user
  *   [sampler]  source epoch_ms decay scan_epochs heat_entries hint_period_ms hint_cpu_pct record
  *   [policy]   name dir, and any other key is a policy parameter (key=value)
  *   [mover]    rate_mbps batch low_wmark_pct high_wmark_pct pingpong_epochs observe
@@ -48,6 +48,7 @@ struct agent_config {
 	int nr_comms;
 	char *cgroups[CONFIG_MAX_TARGETS];
 	int nr_cgroups;
+	char *target_user; /* users whose processes comm and cgroup may adopt; NULL: any */
 	/* [policy] */
 	char *policy;	  /* NAME or PATH; default "hotset" */
 	char *policy_dir; /* NULL: policies/ beside the binary, else the installed path */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <libgen.h>
@@ -45,6 +46,7 @@
 
 struct config {
 	struct target_specs specs;
+	const char *target_user;
 	const char *policy;
 	const char *policy_dir;
 	char *params[MAX_PARAMS];
@@ -85,6 +87,8 @@ static const char usage_text[] =
 "  -p, --pid PID            a process (dropped when it exits)\n"
 "  -c, --comm NAME          every process with this command name, also new ones\n"
 "  -g, --cgroup PATH        every process in this cgroup v2 directory\n"
+"      --target-user LIST   comm and cgroup adopt only processes of these users\n"
+"                           (names or ids, comma list; default: any user's)\n"
 "\n"
 "Policy:\n"
 "  -P, --policy NAME|PATH   policy to run (default hotset); a bare NAME is\n"
@@ -170,7 +174,7 @@ enum {
 	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,
 	OPT_HIGH, OPT_PINGPONG, OPT_OBSERVE, OPT_PIN_DIR, OPT_RUN_DIR, OPT_KEEP_PINS,
 	OPT_HINT_PERIOD, OPT_HINT_CPU, OPT_RECORD, OPT_TAKE_OVER, OPT_METRICS_PORT, OPT_METRICS_ADDR,
-	OPT_CONFIG, OPT_CHECK_CONFIG, OPT_RING_KB,
+	OPT_CONFIG, OPT_CHECK_CONFIG, OPT_RING_KB, OPT_TARGET_USER,
 };
 
 static void parse_args(int argc, char **argv, struct config *c)
@@ -210,6 +214,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 		{ "ring-kb", required_argument, NULL, OPT_RING_KB },
+		{ "target-user", required_argument, NULL, OPT_TARGET_USER },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
@@ -318,6 +323,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 		case OPT_METRICS_ADDR: c->metrics_addr = optarg; break;
 		case OPT_CONFIG: break;	/* read before the flags: see load_config_file() */
 		case OPT_CHECK_CONFIG: c->check_config = true; break;
+		case OPT_TARGET_USER: c->target_user = optarg; break;
 		case OPT_RING_KB:
 			if (parse_int(optarg, 4, 1 << 20, &v) || (v & (v - 1)))
 				usage_error("--ring-kb '%s': expected a power of 2 from 4 to 1048576", optarg);
@@ -383,6 +389,7 @@ static void load_config_file(int argc, char **argv, struct config *c, struct age
 	c->hint_period_ms = f->hint_period_ms;
 	c->hint_cpu_pct = f->hint_cpu_pct;
 	c->record = f->record;
+	c->target_user = f->target_user;
 	c->fast_nodes = f->fast_nodes;
 	c->slow_nodes = f->slow_nodes;
 	c->sysfs_root = f->sysfs_root;
@@ -407,6 +414,7 @@ static void effective_config(const struct config *c, struct agent_config *out)
 	SET_STR(policy_dir, c->policy_dir);
 	SET_STR(source, c->source);
 	SET_STR(record, c->record);
+	SET_STR(target_user, c->target_user);
 	SET_STR(fast_nodes, c->fast_nodes);
 	SET_STR(slow_nodes, c->slow_nodes);
 	SET_STR(sysfs_root, c->sysfs_root);
@@ -433,6 +441,43 @@ static void effective_config(const struct config *c, struct agent_config *out)
 	out->take_over = c->take_over;
 	out->duration = c->duration;
 	out->log_level = log_verbosity;
+}
+
+/* Bytes a heat map entry costs in the kernel (key, value, LRU and hash overhead). */
+#define HEAT_ENTRY_BYTES 80
+
+/*
+ * Every check a start makes before it changes anything, in one place: what
+ * --check-config calls valid is what starts (the unit runs it before each
+ * reload).  Reads sysfs and /proc, changes nothing; logs each reason.
+ */
+static int preflight(struct config *c)
+{
+	struct topology topo;
+	struct in_addr addr;
+	uint64_t ram = 0;
+	int err;
+
+	if ((err = sampler__check_source(c->source)))
+		return err;
+	if ((err = topology__load(&topo, c->sysfs_root, c->fast_nodes, c->slow_nodes)))
+		return err;
+	for (int i = 0; i < topo.nr_nodes; i++)
+		ram += topo.nodes[i].total_pages * (uint64_t)topo.page_size;
+	if (c->heat_entries && (uint64_t)c->heat_entries * HEAT_ENTRY_BYTES > ram / 4) {
+		pr_err("--heat-entries %u: the heat map would take %llu MiB, more than a quarter of this machine's %llu MiB",
+		       c->heat_entries,
+		       (unsigned long long)((uint64_t)c->heat_entries * HEAT_ENTRY_BYTES >> 20),
+		       (unsigned long long)(ram >> 20));
+		return -EINVAL;
+	}
+	if (c->metrics_addr && inet_pton(AF_INET, c->metrics_addr, &addr) != 1) {
+		pr_err("--metrics-addr '%s': not an IPv4 address (such as 127.0.0.1)", c->metrics_addr);
+		return -EINVAL;
+	}
+	if (c->target_user && (err = targets__parse_users(&c->specs, c->target_user)))
+		return err;
+	return targets__init(&c->specs, NULL);
 }
 
 static volatile sig_atomic_t stop_requested;
@@ -967,8 +1012,12 @@ int main(int argc, char **argv)
 		policy_host__unload(&a.policy);
 		return 0;
 	}
+	if ((err = preflight(&cfg))) {
+		policy_host__unload(&a.policy);
+		return 1;
+	}
 	if (cfg.check_config) {
-		/* The file is valid (it loaded) and the policy took its parameters. */
+		/* The file is valid, the policy took its parameters, and a start would pass its checks. */
 		struct agent_config eff;
 		int bad;
 
@@ -1105,6 +1154,8 @@ int main(int argc, char **argv)
 
 	if ((err = targets__init(&cfg.specs, &a.s)))
 		goto out;
+	if ((cfg.specs.nr_comms || cfg.specs.nr_cgroups) && !cfg.specs.nr_users)
+		pr_info("--comm and --cgroup adopt matching processes of any user (--target-user limits them)");
 	targets__refresh(&cfg.specs, &a.tr, &a.s);
 	if (a.use_damon)
 		damon__set_targets(&a.damon, &a.tr);

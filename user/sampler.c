@@ -363,6 +363,22 @@ static int parse_source_list(const char *src, struct source_list *l)
 	return l->n ? 0 : -EINVAL;
 }
 
+int sampler__check_source(const char *src)
+{
+	static const char *const single[] = { "auto", "pmu", "hint", "fault", "fault-perf",
+					      "damon", "damon-vaddr", "damon-paddr" };
+	struct source_list list;
+
+	if (strchr(src, ',') || strchr(src, ':'))
+		return parse_source_list(src, &list);
+	for (size_t i = 0; i < sizeof(single) / sizeof(single[0]); i++)
+		if (!strcmp(src, single[i]))
+			return 0;
+	pr_err("--source '%s': unknown source (auto, pmu, hint, fault, fault-perf, damon, damon-vaddr, "
+	       "damon-paddr, or a weighted list such as pmu:4,hint:1)", src);
+	return -EINVAL;
+}
+
 bool sampler__has_source(const struct sampler *s, const char *name)
 {
 	size_t len = strlen(name);
@@ -431,11 +447,8 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 
 	if (many && parse_source_list(src, &list))
 		return -EINVAL;
-	if (!many && strcmp(src, "auto") && strcmp(src, "pmu") && strcmp(src, "hint") &&
-	    strcmp(src, "fault") && strcmp(src, "fault-perf")) {
-		pr_err("unknown sampler source '%s' (use auto, pmu, hint, fault or fault-perf)", src);
+	if (!many && sampler__check_source(src))
 		return -EINVAL;
-	}
 	if ((err = sampler__ensure_bpffs(s->pin_dir)))
 		return err;
 	if (mkdir(s->pin_dir, 0700) && errno != EEXIST) {

@@ -76,6 +76,8 @@ struct sampler {
 };
 
 int sampler__open(struct sampler *s, const struct sampler_opts *o);
+/* Whether --source SRC names sources this agent knows, as a start checks it; logs why not. */
+int sampler__check_source(const char *src);
 /* Whether the named source is among those attached. */
 bool sampler__has_source(const struct sampler *s, const char *name);
 void sampler__close(struct sampler *s, bool keep_pins);

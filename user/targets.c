@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,17 @@ int proc_stat(pid_t pid, uint64_t *start_time, char comm[16], int *is_kthread)
 	if (is_kthread)
 		*is_kthread = !!(flags & PF_KTHREAD);
 	return 0;
+}
+
+/* The state letter of /proc/PID/stat (R, S, Z...), or 0. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	if (read_text(NULL, path, buf, sizeof(buf)) || !(p = strrchr(buf, ')')) || !p[1] || !p[2])
+		return 0;
+	return p[2];
 }
 
 /* Undoes the octal escapes (\040 for a space) of a /proc/mounts field, in place. */
@@ -115,7 +127,86 @@ int cgroup_v2_check(const char *mounts, const char *dir, char *why, size_t whyle
 	return -EINVAL;
 }
 
-static int add(struct tracker *tr, struct sampler *s, pid_t pid,
+int targets__parse_users(struct target_specs *ts, const char *list)
+{
+	char buf[1024], *tok, *save;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		struct passwd pw, *found = NULL;
+		char pwbuf[4096];
+		int id;
+
+		if (ts->nr_users == MAX_SPECS) {
+			pr_err("--target-user '%s': at most %d users", list, MAX_SPECS);
+			return -EINVAL;
+		}
+		if (!parse_int(tok, 0, INT_MAX, &id)) {
+			ts->users[ts->nr_users++] = (uid_t)id;
+			continue;
+		}
+		if (getpwnam_r(tok, &pw, pwbuf, sizeof(pwbuf), &found) || !found) {
+			pr_err("--target-user '%s': no user named '%s' here (give a name or a numeric id)",
+			       list, tok);
+			return -EINVAL;
+		}
+		ts->users[ts->nr_users++] = found->pw_uid;
+	}
+	if (!ts->nr_users) {
+		pr_err("--target-user '%s': no user in the list", list);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The real user id of a process, from /proc/PID/status; -errno. */
+static int proc_uid(pid_t pid, uid_t *uid)
+{
+	char path[64], line[256];
+	unsigned long id;
+	int err = -EINVAL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	if (!(f = fopen(path, "re")))
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %lu", &id) == 1) {
+			*uid = (uid_t)id;
+			err = 0;
+			break;
+		}
+	fclose(f);
+	return err;
+}
+
+/*
+ * Whether comm and cgroup may adopt PID: --target-user lists its owner, or
+ * lists no one.  A refusal is logged once per process, not every epoch.
+ */
+static bool owner_allowed(struct target_specs *ts, pid_t pid, uint64_t start, const char *comm)
+{
+	uid_t uid;
+
+	if (!ts->nr_users)
+		return true;
+	if (proc_uid(pid, &uid))
+		return false;
+	for (int i = 0; i < ts->nr_users; i++)
+		if (ts->users[i] == uid)
+			return true;
+	for (unsigned i = 0; i < ts->nr_refused && i < 64; i++)
+		if (ts->refused[i].pid == pid && ts->refused[i].start == start)
+			return false;
+	ts->refused[ts->nr_refused % 64].pid = pid;
+	ts->refused[ts->nr_refused % 64].start = start;
+	ts->nr_refused++;
+	pr_info("pid %d (%s) matches but belongs to uid %u, not a --target-user: left alone",
+		pid, comm, (unsigned)uid);
+	return false;
+}
+
+static int add(struct target_specs *ts, struct tracker *tr, struct sampler *s, pid_t pid,
 	       enum target_origin origin, const char *why)
 {
 	char comm[16];
@@ -125,6 +216,8 @@ static int add(struct tracker *tr, struct sampler *s, pid_t pid,
 	if (pid == getpid())
 		return 0;
 	if (proc_stat(pid, &start, comm, &kthread) || kthread)
+		return 0;
+	if (origin != ORIGIN_PID && !owner_allowed(ts, pid, start, comm))
 		return 0;
 	idx = tracker__add_target(tr, pid, start, comm, origin);
 	if (idx < 0)
@@ -151,6 +244,11 @@ int targets__init(struct target_specs *ts, struct sampler *s)
 		if (kthread) {
 			pr_err("--pid %d: a kernel thread has no user memory to tier", ts->pids[i]);
 			return -EINVAL;
+		}
+		if (proc_state(ts->pids[i]) == 'Z') {
+			pr_err("--pid %d: a zombie (it exited; its parent has not reaped it): no memory to tier",
+			       ts->pids[i]);
+			return -ESRCH;
 		}
 		if (ts->pids[i] == getpid()) {
 			pr_err("--pid %d: that is cxltierd itself", ts->pids[i]);
@@ -210,7 +308,7 @@ static int add_cgroup_members(struct target_specs *ts, struct tracker *tr,
 		return 0;
 	snprintf(why, sizeof(why), "member of cgroup %s", ts->cgroups[ci]);
 	while (fscanf(f, "%d", &pid) == 1)
-		if (tracker__find_target(tr, pid) < 0 && add(tr, s, pid, ORIGIN_CGROUP, why) > 0)
+		if (tracker__find_target(tr, pid) < 0 && add(ts, tr, s, pid, ORIGIN_CGROUP, why) > 0)
 			changes++;
 	fclose(f);
 	return changes;
@@ -237,7 +335,7 @@ static int add_comm_matches(struct target_specs *ts, struct tracker *tr, struct 
 			if (strcmp(comm, ts->comms[i]))
 				continue;
 			snprintf(why, sizeof(why), "command name %s", comm);
-			if (add(tr, s, pid, ORIGIN_COMM, why) > 0)
+			if (add(ts, tr, s, pid, ORIGIN_COMM, why) > 0)
 				changes++;
 			break;
 		}
@@ -276,7 +374,7 @@ int targets__refresh(struct target_specs *ts, struct tracker *tr, struct sampler
 	for (int i = 0; i < ts->nr_pids; i++) {
 		if (!ts->pids[i] || tracker__find_target(tr, ts->pids[i]) >= 0)
 			continue;
-		if (add(tr, s, ts->pids[i], ORIGIN_PID, "--pid") > 0)
+		if (add(ts, tr, s, ts->pids[i], ORIGIN_PID, "--pid") > 0)
 			changes++;
 		ts->pids[i] = 0;	/* never re-adopt this number */
 	}

@@ -23,6 +23,12 @@ struct target_specs {
 	const char *cgroups[MAX_SPECS];
 	uint64_t cgroup_ids[MAX_SPECS];
 	int nr_cgroups;
+	/* --target-user: whose processes comm and cgroup may adopt; none listed: any. */
+	uid_t users[MAX_SPECS];
+	int nr_users;
+	/* Processes refused for their owner, each logged once: pid and start time. */
+	struct { pid_t pid; uint64_t start; } refused[64];
+	unsigned nr_refused;
 };
 
 /* Reads /proc/PID/stat: start time (clock ticks since boot), comm, kernel-thread flag. */
@@ -36,6 +42,12 @@ int proc_stat(pid_t pid, uint64_t *start_time, char comm[16], int *is_kthread);
  * (/sys/fs/cgroup/unified in the hybrid layout).
  */
 int cgroup_v2_check(const char *mounts, const char *dir, char *why, size_t whylen);
+
+/*
+ * Parses --target-user LIST (user names or numeric ids, comma separated) into
+ * ts->users; -EINVAL with the reason logged.
+ */
+int targets__parse_users(struct target_specs *ts, const char *list);
 
 /* Validates the specs (PIDs exist and are user processes, cgroups exist); -errno. */
 int targets__init(struct target_specs *ts, struct sampler *s);

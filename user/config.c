@@ -22,15 +22,12 @@
  *   '#' only starts a comment at the beginning of a line; a value holding
  *   " #" gets a hint saying so.
  *
- * The agent runs as root, so the file and every directory above it must
- * belong to root (or the user running the agent) and not be writable by
- * group or others, sticky directories such as /tmp excepted: whoever can
- * change the file can make the agent load any policy .so.  A symlinked
- * config (as /etc alternatives do) is followed; the directory holding the
- * link and the chain above the final file are both checked.  The file
- * itself is checked through fstat() of the descriptor we read, so it cannot
- * be swapped between the check and the read; the directories are checked by
- * path, which is racy only for someone who could already write to them.
+ * The agent runs as root, and whoever can change the file can make it load
+ * any policy .so: the file is opened under the trust rule every path the
+ * agent touches follows (open_trusted() in util.c).  A symlinked config (as
+ * /etc alternatives do) is followed when the link and its directory are
+ * root's; the directories are checked by path, which is racy only for
+ * someone who could already write to them.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -787,122 +784,22 @@ static void cross_check(struct load_ctx *x)
 	}
 }
 
-/* dir (absolute, resolved) and every directory above it: root's or ours, not writable by others. */
-static int check_dirs(const char *shown, const char *dir, char *err, size_t errlen)
+/* Opens the config under the trust rule (util.c); returns an fd or -errno. */
+static int open_config(const char *path, char *err, size_t errlen)
 {
-	char buf[PATH_MAX];
 	struct stat st;
+	int fd = open_trusted(path, "make the agent load any policy", err, errlen);
 
-	snprintf(buf, sizeof(buf), "%s", dir);
-	for (;;) {
-		char *slash;
-
-		if (stat(buf, &st)) {
-			say(err, errlen, "cannot check %s: %s: %s", shown, buf, strerror(errno));
-			return -errno;
-		}
-		if (st.st_uid != 0 && st.st_uid != geteuid()) {
-			say(err, errlen,
-			    "refusing %s: directory %s belongs to uid %u, who could replace the "
-			    "file; it must be root's",
-			    shown, buf, (unsigned)st.st_uid);
-			return -EPERM;
-		}
-		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-			say(err, errlen,
-			    "refusing %s: directory %s is writable by %s (mode %04o), who could "
-			    "replace the file; run chmod go-w %s",
-			    shown, buf, st.st_mode & S_IWOTH ? "others" : "its group",
-			    (unsigned)(st.st_mode & 07777), buf);
-			return -EPERM;
-		}
-		if (!strcmp(buf, "/"))
-			return 0;
-		slash = strrchr(buf, '/');
-		if (slash == buf)
-			slash[1] = '\0';
-		else
-			*slash = '\0';
-	}
-}
-
-/* Opens the config after the ownership and mode checks; returns an fd or -errno. */
-static int open_trusted(const char *path, char *err, size_t errlen)
-{
-	char real[PATH_MAX], copy[PATH_MAX], linkdir[PATH_MAX], shown[PATH_MAX + 8];
-	struct stat st;
-	int fd, ret;
-
-	if (!*path) {
-		say(err, errlen, "no config file named (an empty path)");
-		return -EINVAL;
-	}
-	if (!realpath(path, real)) {
-		ret = -errno;
-		say(err, errlen, "cannot read %s: %s", path, strerror(errno));
-		return ret;
-	}
-	snprintf(shown, sizeof(shown), "%s", path);
-	if (!lstat(path, &st) && S_ISLNK(st.st_mode)) {
-		/* Whoever can write the link's directory can point it elsewhere. */
-		snprintf(copy, sizeof(copy), "%s", path);
-		if (!realpath(dirname(copy), linkdir)) {
-			ret = -errno;
-			say(err, errlen, "cannot read %s: %s", path, strerror(errno));
-			return ret;
-		}
-		if ((ret = check_dirs(shown, linkdir, err, errlen)))
-			return ret;
-		snprintf(shown, sizeof(shown), "%s (-> %.*s)", path,
-			 (int)(sizeof(shown) - 16 - strlen(path)), real);
-	}
-	snprintf(copy, sizeof(copy), "%s", real);
-	if ((ret = check_dirs(shown, dirname(copy), err, errlen)))
-		return ret;
-	/* O_NONBLOCK: a FIFO must not hang the agent; it is refused below. */
-	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0) {
-		ret = -errno;
-		say(err, errlen, "cannot read %s: %s", shown, strerror(errno));
-		return ret;
-	}
-	if (fstat(fd, &st)) {
-		ret = -errno;
-		say(err, errlen, "cannot read %s: %s", shown, strerror(errno));
-		goto refuse;
-	}
-	ret = -EPERM;
-	if (!S_ISREG(st.st_mode)) {
-		say(err, errlen, "refusing %s: not a regular file", shown);
-		ret = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		goto refuse;
-	}
-	if (st.st_uid != 0 && st.st_uid != geteuid()) {
+	if (fd < 0)
+		return fd;
+	if (!fstat(fd, &st) && st.st_size > CONFIG_MAX_BYTES) {
 		say(err, errlen,
-		    "refusing %s: it belongs to uid %u; a root daemon's config must be root's "
-		    "(chown root %s)",
-		    shown, (unsigned)st.st_uid, real);
-		goto refuse;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		say(err, errlen,
-		    "refusing %s: writable by %s (mode %04o), who could make the agent load any "
-		    "policy; run chmod go-w %s",
-		    shown, st.st_mode & S_IWOTH ? "others" : "its group",
-		    (unsigned)(st.st_mode & 07777), real);
-		goto refuse;
-	}
-	if (st.st_size > CONFIG_MAX_BYTES) {
-		say(err, errlen,
-		    "refusing %s: %lld bytes, more than a config file has (at most %d)", shown,
+		    "refusing %s: %lld bytes, more than a config file has (at most %d)", path,
 		    (long long)st.st_size, CONFIG_MAX_BYTES);
-		ret = -EFBIG;
-		goto refuse;
+		close(fd);
+		return -EFBIG;
 	}
 	return fd;
-refuse:
-	close(fd);
-	return ret;
 }
 
 static int read_all(int fd, const char *path, char **buf, size_t *len, char *err, size_t errlen)
@@ -959,7 +856,7 @@ int config__load(struct agent_config *c, const char *path, char *err, size_t err
 	size_t len = 0;
 	int fd, ret;
 
-	fd = open_trusted(path, err, errlen);
+	fd = open_config(path, err, errlen);
 	if (fd < 0)
 		return fd;
 	ret = read_all(fd, path, &buf, &len, err, errlen);

@@ -2,7 +2,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,36 +12,6 @@
 
 #include "policy_host.h"
 #include "util.h"
-
-/* The agent runs as root: code it loads must not be writable by anyone else. */
-static int check_trusted(const char *path, int fd)
-{
-	char dir[PATH_MAX];
-	struct stat st;
-
-	if (fstat(fd, &st)) {
-		int err = -errno;
-
-		pr_err("policy %s: %s", path, strerror(errno));
-		return err;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		pr_err("policy %s: not a regular file", path);
-		return -EINVAL;
-	}
-	if ((st.st_uid != 0 && st.st_uid != geteuid()) || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-		pr_err("policy %s: refusing to load a file that is owned by uid %u or writable by group/others (mode %03o); make it root-owned and 0644",
-		       path, st.st_uid, st.st_mode & 0777);
-		return -EPERM;
-	}
-	snprintf(dir, sizeof(dir), "%s", path);
-	if (stat(dirname(dir), &st) == 0 && (st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX)) {
-		pr_err("policy %s: its directory is writable by everyone; move the policy to a trusted directory",
-		       path);
-		return -EPERM;
-	}
-	return 0;
-}
 
 static const char *param_default(const struct cxlt_policy *ops, const char *key)
 {
@@ -133,8 +103,8 @@ int policy_host__load(struct policy_host *h, const char *name, const char *dir,
 		      char *const *kv, int nr_kv)
 {
 	const struct cxlt_policy *ops;
-	char err_msg[256] = "", fdpath[64];
-	int err, fd, mfd;
+	char err_msg[256] = "", fdpath[64], why[2 * PATH_MAX + 256];
+	int err, fd, mfd = -1;
 
 	memset(h, 0, sizeof(*h));
 	if (strchr(name, '/'))
@@ -147,15 +117,18 @@ int policy_host__load(struct policy_host *h, const char *name, const char *dir,
 	 * dlopen maps.  A rebuilt file is thus really reloaded on SIGHUP (dlopen
 	 * would hand back the old object for the same path), and rewriting the
 	 * file later cannot change the code that runs.
+	 * The file and every directory up to / must be root's and writable by
+	 * no one else (open_trusted() in util.c): a policy swapped for a link,
+	 * or held in a directory someone else can write, is refused.
 	 */
-	fd = open(h->path, O_RDONLY | O_CLOEXEC);
+	fd = open_trusted(h->path, "make the agent run their code as root", why, sizeof(why));
 	if (fd < 0) {
-		err = -errno;
-		pr_err("policy %s: %s%s", h->path, strerror(errno),
-		       strchr(name, '/') ? "" : " (a bare name is looked up in the policy directory; give a path to load another file)");
+		err = fd;
+		pr_err("policy: %s%s", why,
+		       err != -ENOENT || strchr(name, '/') ? "" : " (a bare name is looked up in the policy directory; give a path to load another file)");
 		return err;
 	}
-	if ((err = check_trusted(h->path, fd)) || (err = copy_to_memfd(h->path, fd, &mfd))) {
+	if ((err = copy_to_memfd(h->path, fd, &mfd))) {
 		close(fd);
 		return err;
 	}

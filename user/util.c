@@ -2,11 +2,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -267,4 +269,299 @@ void default_policy_dir(char *buf, size_t len)
 	strcpy(buf + (slash - exe), "/policies");
 	if (access(buf, F_OK))
 		snprintf(buf, len, "/usr/lib/cxltier/policies");
+}
+
+/*
+ * The trust rule.  The agent runs as root and acts on what it finds at the
+ * paths it is given; this machine's kernel does not shield it from planted
+ * links, FIFOs or files (fs.protected_* may be 0).  So for every path it
+ * reads code, configuration or state from, or writes into:
+ *
+ * - every directory from the file up to / is root's and writable by no one
+ *   else; a sticky directory (as /tmp) is allowed above, where it only
+ *   stops others renaming root's entry, but never as the directory that
+ *   holds the file: there anyone may put a hard link to another root file
+ *   under the expected name;
+ * - a symlink on the way is root's and sits in such a directory, and where
+ *   it leads is checked the same way, so no link leaves the trusted tree;
+ * - the file itself is checked on the descriptor that is read (fstat), not
+ *   by name: regular, root's, not writable by group or others;
+ * - files the agent creates are created O_EXCL|O_NOFOLLOW, never opened
+ *   over what is there, and a FIFO or device is refused, never waited on.
+ *
+ * "Root's" means uid 0 or the user running the program (the same when the
+ * agent runs; unit tests and --check-config may run as someone else).
+ */
+static bool trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+static int say_why(char *why, size_t len, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int say_why(char *why, size_t len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, len, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int check_dir_stat(const char *shown, const char *dir, const struct stat *st, bool holds,
+			  char *why, size_t len)
+{
+	if (!S_ISDIR(st->st_mode))
+		return say_why(why, len, -ENOTDIR, "refusing %s: %s is not a directory", shown, dir);
+	if (!trusted_owner(st->st_uid))
+		return say_why(why, len, -EPERM,
+			       "refusing %s: directory %s belongs to uid %u, who could replace the file; it must be root's",
+			       shown, dir, (unsigned)st->st_uid);
+	if (!(st->st_mode & (S_IWGRP | S_IWOTH)) || (!holds && (st->st_mode & S_ISVTX)))
+		return 0;
+	if (st->st_mode & S_ISVTX)
+		return say_why(why, len, -EPERM,
+			       "refusing %s: directory %s is writable by %s (mode %04o): even with the sticky bit, anyone can put a link to another root file there under this name; use a directory only root can write",
+			       shown, dir, st->st_mode & S_IWOTH ? "others" : "its group",
+			       (unsigned)(st->st_mode & 07777));
+	return say_why(why, len, -EPERM,
+		       "refusing %s: directory %s is writable by %s (mode %04o), who could replace the file; run chmod go-w %s",
+		       shown, dir, st->st_mode & S_IWOTH ? "others" : "its group",
+		       (unsigned)(st->st_mode & 07777), dir);
+}
+
+/* real (absolute, no symlinks) and every directory above it. */
+static int check_chain(const char *shown, const char *real, char *why, size_t len)
+{
+	char buf[PATH_MAX];
+	bool holds = true;
+	struct stat st;
+
+	snprintf(buf, sizeof(buf), "%s", real);
+	for (;;) {
+		char *slash;
+		int err;
+
+		if (stat(buf, &st))
+			return say_why(why, len, -errno, "cannot check %s: %s: %s", shown, buf,
+				       strerror(errno));
+		if ((err = check_dir_stat(shown, buf, &st, holds, why, len)))
+			return err;
+		if (!strcmp(buf, "/"))
+			return 0;
+		holds = false;
+		slash = strrchr(buf, '/');
+		if (slash == buf)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
+/* A symlink at path: root's, in a trusted directory. */
+static int check_link(const char *shown, const char *path, const struct stat *st, char *why,
+		      size_t len)
+{
+	char copy[PATH_MAX], holder[PATH_MAX];
+
+	if (!trusted_owner(st->st_uid))
+		return say_why(why, len, -EPERM,
+			       "refusing %s: symlink %s belongs to uid %u, who could point it elsewhere",
+			       shown, path, (unsigned)st->st_uid);
+	snprintf(copy, sizeof(copy), "%s", path);
+	if (!realpath(dirname(copy), holder))
+		return say_why(why, len, -errno, "cannot check %s: %s: %s", shown, path,
+			       strerror(errno));
+	return check_chain(shown, holder, why, len);
+}
+
+/* dir as reached from the path given (each symlink on the way), then where it leads. */
+static int trust_dirs_of(const char *shown, const char *dir, char *why, size_t len)
+{
+	char abs[PATH_MAX], real[PATH_MAX];
+	size_t n;
+	int err;
+
+	if (dir[0] == '/') {
+		snprintf(abs, sizeof(abs), "%s", dir);
+	} else {
+		if (!getcwd(abs, sizeof(abs)))
+			return say_why(why, len, -errno, "cannot check %s: %s", shown, strerror(errno));
+		n = strlen(abs);
+		snprintf(abs + n, sizeof(abs) - n, "/%s", dir);
+	}
+	n = strlen(abs);
+	for (size_t i = 1; i <= n; i++) {
+		struct stat st;
+		char keep = abs[i];
+
+		if (keep != '/' && keep != '\0')
+			continue;
+		if (abs[i - 1] == '/')
+			continue;
+		abs[i] = '\0';
+		err = lstat(abs, &st) ? say_why(why, len, -errno, "cannot check %s: %s: %s", shown, abs,
+						strerror(errno)) :
+		      S_ISLNK(st.st_mode) ? check_link(shown, abs, &st, why, len) : 0;
+		abs[i] = keep;
+		if (err)
+			return err;
+	}
+	if (!realpath(abs, real))
+		return say_why(why, len, -errno, "cannot check %s: %s", shown, strerror(errno));
+	return check_chain(shown, real, why, len);
+}
+
+int trust_dir(const char *dir, char *why, size_t len)
+{
+	return trust_dirs_of(dir, dir, why, len);
+}
+
+/* The file itself, on the descriptor: regular, root's, writable by root alone. */
+static int check_file_stat(const char *shown, const char *real, const struct stat *st,
+			   const char *risk, char *why, size_t len)
+{
+	if (!S_ISREG(st->st_mode))
+		return say_why(why, len, S_ISDIR(st->st_mode) ? -EISDIR : -EINVAL,
+			       "refusing %s: not a regular file", shown);
+	if (!trusted_owner(st->st_uid))
+		return say_why(why, len, -EPERM,
+			       "refusing %s: it belongs to uid %u; what a root daemon reads must be root's (chown root %s)",
+			       shown, (unsigned)st->st_uid, real);
+	if (st->st_mode & (S_IWGRP | S_IWOTH))
+		return say_why(why, len, -EPERM,
+			       "refusing %s: writable by %s (mode %04o), who could %s; run chmod go-w %s",
+			       shown, st->st_mode & S_IWOTH ? "others" : "its group",
+			       (unsigned)(st->st_mode & 07777), risk, real);
+	return 0;
+}
+
+int open_trusted(const char *path, const char *risk, char *why, size_t len)
+{
+	char copy[PATH_MAX], real[PATH_MAX], shown[2 * PATH_MAX + 8];
+	struct stat st;
+	int fd, err;
+
+	if (!*path)
+		return say_why(why, len, -EINVAL, "no file named (an empty path)");
+	snprintf(shown, sizeof(shown), "%s", path);
+	snprintf(copy, sizeof(copy), "%s", path);
+	if ((err = trust_dirs_of(shown, dirname(copy), why, len)))
+		return err;
+	if (lstat(path, &st))
+		return say_why(why, len, -errno, "cannot read %s: %s", path, strerror(errno));
+	if (!realpath(path, real))
+		return say_why(why, len, -errno, "cannot read %s: %s", path, strerror(errno));
+	if (S_ISLNK(st.st_mode)) {
+		if ((err = check_link(shown, path, &st, why, len)))
+			return err;
+		snprintf(shown, sizeof(shown), "%s (-> %s)", path, real);
+		snprintf(copy, sizeof(copy), "%s", real);
+		if ((err = check_chain(shown, dirname(copy), why, len)))
+			return err;
+	}
+	/* O_NONBLOCK: a FIFO must not hang the agent; it is refused below. */
+	fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return say_why(why, len, -errno, "cannot read %s: %s", shown, strerror(errno));
+	if (fstat(fd, &st))
+		err = say_why(why, len, -errno, "cannot read %s: %s", shown, strerror(errno));
+	else
+		err = check_file_stat(shown, real, &st, risk, why, len);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	fcntl(fd, F_SETFL, 0);
+	return fd;
+}
+
+FILE *fopen_trusted(const char *path, const char *risk, char *why, size_t len, int *err)
+{
+	FILE *f;
+	int fd;
+
+	*err = 0;
+	if (access(path, F_OK) && errno == ENOENT)
+		return NULL;
+	fd = open_trusted(path, risk, why, len);
+	if (fd < 0) {
+		*err = fd;
+		return NULL;
+	}
+	if (!(f = fdopen(fd, "r"))) {
+		*err = say_why(why, len, -ENOMEM, "cannot read %s: out of memory", path);
+		close(fd);
+	}
+	return f;
+}
+
+int create_private_file(const char *path, char *why, size_t len)
+{
+	int fd;
+
+	/* unlink never follows a link: whatever was planted here goes, its target stays. */
+	if (unlink(path) && errno != ENOENT)
+		return say_why(why, len, -errno, "cannot replace %s: %s", path, strerror(errno));
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return say_why(why, len, -errno, "cannot create %s: %s", path, strerror(errno));
+	return fd;
+}
+
+int open_output_file(const char *path, char *why, size_t len)
+{
+	char fdpath[64];
+	struct stat st;
+	int pfd, fd, err = 0;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	if (errno != EEXIST)
+		return say_why(why, len, -errno, "cannot create %s: %s", path, strerror(errno));
+	/* O_PATH opens nothing: a FIFO does not block, a device sees no open. */
+	pfd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return say_why(why, len, -errno, "cannot open %s: %s", path, strerror(errno));
+	if (fstat(pfd, &st))
+		err = say_why(why, len, -errno, "cannot open %s: %s", path, strerror(errno));
+	else if (!S_ISREG(st.st_mode))
+		err = say_why(why, len, -EINVAL,
+			      "refusing %s: it exists and is %s, not a regular file; name a new file",
+			      path, S_ISLNK(st.st_mode) ? "a symbolic link" :
+				    S_ISFIFO(st.st_mode) ? "a FIFO" :
+				    S_ISDIR(st.st_mode) ? "a directory" :
+				    S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a socket");
+	else if (!trusted_owner(st.st_uid))
+		err = say_why(why, len, -EPERM,
+			      "refusing %s: it exists and belongs to uid %u, who could read what is written; remove it or name a new file",
+			      path, (unsigned)st.st_uid);
+	else if (st.st_mode & (S_IWGRP | S_IWOTH))
+		err = say_why(why, len, -EPERM,
+			      "refusing %s: it exists and is writable by %s (mode %04o), who could read or change what is written; remove it or name a new file",
+			      path, st.st_mode & S_IWOTH ? "others" : "its group",
+			      (unsigned)(st.st_mode & 07777));
+	else if (st.st_nlink != 1)
+		err = say_why(why, len, -EPERM,
+			      "refusing %s: it has %u names (hard links); overwriting it would change the other files; remove it or name a new file",
+			      path, (unsigned)st.st_nlink);
+	if (err) {
+		close(pfd);
+		return err;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", pfd);
+	fd = open(fdpath, O_WRONLY | O_CLOEXEC | O_NONBLOCK);
+	close(pfd);
+	if (fd < 0)
+		return say_why(why, len, -errno, "cannot open %s: %s", path, strerror(errno));
+	/* What is written is as private as a new file would be. */
+	if (ftruncate(fd, 0) || fchmod(fd, 0600)) {
+		err = say_why(why, len, -errno, "cannot truncate %s: %s", path, strerror(errno));
+		close(fd);
+		return err;
+	}
+	fcntl(fd, F_SETFL, 0);
+	return fd;
 }

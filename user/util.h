@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum log_level { LOG_ERR, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
@@ -48,6 +49,37 @@ int read_keyed_u64(const char *root, const char *path, const char *key, uint64_t
 int write_text(const char *root, const char *path, const char *val);
 
 double now_sec(void);
+
+/*
+ * The trust rule for every path the agent (root) reads or writes: see the
+ * comment above trust_dir() in util.c.  Each writes a message that names
+ * the path, what is wrong and what to do into why, and returns -errno
+ * (-EPERM for a broken rule).
+ */
+/* dir and every directory above it, the way the path reaches them included. */
+int trust_dir(const char *dir, char *why, size_t len);
+/*
+ * Opens path read-only after trust_dir() of the directory holding it; the
+ * file itself is checked on the descriptor (regular, root's, not writable by
+ * group or others).  risk ends "writable by others, who could ...".
+ * Returns the fd or -errno.
+ */
+int open_trusted(const char *path, const char *risk, char *why, size_t len);
+/* The same as a stream; NULL with *err = 0 when nothing is at path. */
+FILE *fopen_trusted(const char *path, const char *risk, char *why, size_t len, int *err);
+/*
+ * A new private file (0600) at path in a directory the caller trusts: what
+ * is there already is unlinked (never followed), then O_CREAT|O_EXCL|
+ * O_NOFOLLOW.  Returns the fd or -errno.
+ */
+int create_private_file(const char *path, char *why, size_t len);
+/*
+ * An output file named by the user (--record): created 0600 if absent;
+ * if present, it must be a regular file of root's, not writable by group or
+ * others, with one link, and is truncated.  A FIFO, device or symlink is
+ * refused without being opened.  Returns the fd or -errno.
+ */
+int open_output_file(const char *path, char *why, size_t len);
 
 /* Where bare policy names are looked up: policies/ beside the running binary, else the installed path. */
 void default_policy_dir(char *buf, size_t len);

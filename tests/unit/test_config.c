@@ -626,9 +626,15 @@ static void writable_directory_is_refused(void **state)
 		 "the file; run chmod go-w %s",
 		 path, dir, dir);
 	assert_string_equal(err, expected);
-	/* sticky, as /tmp: others cannot replace a file they do not own */
+	/* Sticky, as /tmp: others cannot rename root's file, but can put a hard link
+	 * to another root file under the name before it exists: refused too. */
 	assert_int_equal(chmod(dir, 01777), 0);
 	config__free(&c);
+	assert_int_equal(load(&c, path), -EPERM);
+	assert_non_null(strstr(err, "even with the sticky bit"));
+	config__free(&c);
+	/* Above the directory that holds the file, sticky is fine (as /tmp is, here). */
+	assert_int_equal(chmod(dir, 0755), 0);
 	assert_int_equal(load(&c, path), 0);
 	assert_int_equal(c.mover.batch, 8);
 	config__free(&c);
@@ -647,7 +653,7 @@ static void file_of_another_user_is_refused(void **state)
 	assert_int_equal(chown(path, 65534, 65534), 0);
 	assert_int_equal(load(&c, path), -EPERM);
 	snprintf(expected, sizeof(expected),
-		 "refusing %s: it belongs to uid 65534; a root daemon's config must be root's "
+		 "refusing %s: it belongs to uid 65534; what a root daemon reads must be root's "
 		 "(chown root %s)",
 		 path, path);
 	assert_string_equal(err, expected);
@@ -657,11 +663,14 @@ static void file_of_another_user_is_refused(void **state)
 static void directory_is_not_a_config(void **state)
 {
 	struct agent_config c;
-	char expected[1024];
+	char expected[1024], dir[128];
 
 	(void)state;
-	assert_int_equal(load(&c, tmpdir), -EISDIR);
-	snprintf(expected, sizeof(expected), "refusing %s: not a regular file", tmpdir);
+	/* In tmpdir: /tmp itself may not hold a config (sticky is not enough). */
+	snprintf(dir, sizeof(dir), "%s/a-directory", tmpdir);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(load(&c, dir), -EISDIR);
+	snprintf(expected, sizeof(expected), "refusing %s: not a regular file", dir);
 	assert_string_equal(err, expected);
 	config__free(&c);
 }

@@ -527,57 +527,91 @@ static int recorder__open(struct recorder *r, const char *path, const struct top
 	return err;
 }
 
-static void recorder__close(struct recorder *r, struct sampler *s)
+/* Returns the first write error: a trace cut short by a full disk fails the run. */
+static int recorder__close(struct recorder *r, struct sampler *s)
 {
 	uint64_t stats[CXLT_NR_STATS] = { 0 };
+	int err;
 
-	if (!r->w.f)
-		return;
+	if (!r->w.open)
+		return 0;
 	sampler__ring_consume(s);
 	if (r->n && r->on)
 		trace_writer__add(&r->w, r->buf, r->n);
 	r->n = 0;
 	if (s->skel)
 		sampler__read_stats(s->stats_fd, stats);
-	if (!trace_writer__close(&r->w))
+	err = trace_writer__close(&r->w);
+	if (!err)
 		pr_info("recorded %llu samples to %s; %llu dropped because the ring buffer was full%s",
 			(unsigned long long)r->w.samples, r->w.path,
 			(unsigned long long)stats[CXLT_STAT_RING_DROPPED],
 			stats[CXLT_STAT_RING_DROPPED] ? " (shorter epochs drain it more often)" : "");
+	else
+		pr_err("recording failed: %s; %s holds the %llu samples written before, and replays",
+		       strerror(-err), r->w.path, (unsigned long long)r->w.samples);
+	return err;
 }
 
-/* Takes the run-dir lock: one agent per machine, or pins and maps would clash. */
+/*
+ * One agent per machine, whatever its --run-dir or --pin-dir: the kernel
+ * settings and the BPF hooks are the machine's, so two agents would undo
+ * each other's settings and delete each other's live pins.  The lock is a
+ * fixed path for that reason; it holds the holder's pid and run dir.
+ */
 static int take_lock(const char *run_dir)
 {
-	char path[512], buf[32];
-	int fd;
+	char buf[PATH_MAX + 32];
+	struct stat st;
+	int fd, len;
 
-	if (mkdir(run_dir, 0700) && errno != EEXIST) {
-		pr_err("cannot create %s: %s", run_dir, strerror(errno));
+	fd = open(CXLT_MACHINE_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	if (fd < 0) {
+		pr_err("cannot open the lock %s: %s", CXLT_MACHINE_LOCK, strerror(errno));
 		return -errno;
 	}
-	snprintf(path, sizeof(path), "%s/cxltierd.lock", run_dir);
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		pr_err("cannot open %s: %s", path, strerror(errno));
-		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
+		pr_err("refusing the lock %s: not a regular file of root's writable by root alone; remove it",
+		       CXLT_MACHINE_LOCK);
+		close(fd);
+		return -EPERM;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		char *pid, *dir;
 
 		buf[n > 0 ? n : 0] = '\0';
-		pr_err("another cxltierd (pid %s) is running (lock %s held)",
-		       n > 0 ? strtok(buf, "\n") : "unknown", path);
+		pid = strtok(buf, " \n");
+		dir = pid ? strtok(NULL, "\n") : NULL;
+		pr_err("another cxltierd (pid %s, run dir %s) is running on this machine (lock %s held); one agent per machine: stop it first",
+		       pid ? pid : "unknown", dir ? dir : "unknown", CXLT_MACHINE_LOCK);
 		close(fd);
 		return -EBUSY;
 	}
-	if (ftruncate(fd, 0) == 0) {
-		int len = snprintf(buf, sizeof(buf), "%d\n", getpid());
-
-		if (pwrite(fd, buf, len, 0) != len)
-			pr_warn("cannot write %s", path);
-	}
+	len = snprintf(buf, sizeof(buf), "%d %s\n", getpid(), run_dir);
+	if (ftruncate(fd, 0) || pwrite(fd, buf, len, 0) != len)
+		pr_warn("cannot write %s", CXLT_MACHINE_LOCK);
 	return fd;
+}
+
+/*
+ * The run dir holds state the agent acts on as root (kernel-settings.state
+ * is written back to sysctls at the next start) and files it writes: it must
+ * be root's alone, all the way up (the trust rule in util.c).
+ */
+static int prepare_run_dir(const char *run_dir)
+{
+	char why[2 * PATH_MAX + 256];
+	int err;
+
+	if (mkdir(run_dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		pr_err("cannot create %s: %s", run_dir, strerror(errno));
+		return err;
+	}
+	if ((err = trust_dir(run_dir, why, sizeof(why))))
+		pr_err("run directory: %s", why);
+	return err;
 }
 
 struct agent {
@@ -990,7 +1024,8 @@ int main(int argc, char **argv)
 	static struct recorder rec;
 	char policy_dir[PATH_MAX], state_path[600];
 	struct agent a = { .cfg = &cfg, .ctl = { .sock_fd = -1, .http_fd = -1 } };
-	int err, lock_fd = -1, sfd = -1;
+	int err, rec_err, lock_fd = -1, sfd = -1;
+	bool run_dir_ok = false;
 	double start, next;
 
 	static struct agent_config file_cfg;
@@ -1019,6 +1054,7 @@ int main(int argc, char **argv)
 	if (cfg.check_config) {
 		/* The file is valid, the policy took its parameters, and a start would pass its checks. */
 		struct agent_config eff;
+		char why[2 * PATH_MAX + 256];
 		int bad;
 
 		printf("; %s: valid; policy %s loads from %s\n; the effective settings, flags included:\n",
@@ -1026,6 +1062,10 @@ int main(int argc, char **argv)
 		       a.policy.ops->name, a.policy.path);
 		effective_config(&cfg, &eff);
 		bad = config__describe(&eff, stdout);
+		if (sampler__check_pin_dir(cfg.pin_dir, why, sizeof(why))) {
+			pr_err("%s", why);
+			bad = 1;
+		}
 		config__free(&eff);
 		config__free(&file_cfg);
 		policy_host__unload(&a.policy);
@@ -1042,6 +1082,9 @@ int main(int argc, char **argv)
 		err = lock_fd;
 		goto out;
 	}
+	if ((err = prepare_run_dir(cfg.run_dir)))
+		goto out;
+	run_dir_ok = true;
 	/*
 	 * Before the first change to the kernel: a stop signal from here on ends
 	 * the loop or the set-up through the cleanup path, and a closed log pipe
@@ -1055,14 +1098,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* We hold the lock, so pins and state found now were left by an agent that died. */
+	if ((err = sampler__prepare_pin_dir(cfg.pin_dir)))
+		goto out;
 	err = sampler__remove_pins(cfg.pin_dir);
 	if (err > 0)
 		pr_info("removed %d stale pins under %s left by an agent that did not stop cleanly",
 			err, cfg.pin_dir);
 	snprintf(state_path, sizeof(state_path), "%s/kernel-settings.state", cfg.run_dir);
-	ksettings__recover(cfg.sysfs_root, state_path);
 	snprintf(a.damon_state, sizeof(a.damon_state), "%s/damon.state", cfg.run_dir);
-	damon__recover(cfg.sysfs_root, a.damon_state);
+	if ((err = ksettings__recover(cfg.sysfs_root, state_path)) < 0 ||
+	    (err = damon__recover(cfg.sysfs_root, a.damon_state)) < 0)
+		goto out;
 
 	if ((err = topology__load(&a.topo, cfg.sysfs_root, cfg.fast_nodes, cfg.slow_nodes)))
 		goto out;
@@ -1223,7 +1269,8 @@ int main(int argc, char **argv)
 	log_kernel_migrations(&a.km);
 	err = 0;
 out:
-	recorder__close(&rec, &a.s);
+	if ((rec_err = recorder__close(&rec, &a.s)) && !err)
+		err = rec_err;
 	kmigrate__close(&a.km);
 	marks__close(&a.marks);
 	if (a.use_damon)
@@ -1231,13 +1278,14 @@ out:
 	control__close(&a.ctl);
 	ksettings__restore(&a.kset);
 	sampler__close(&a.s, cfg.keep_pins);
-	if (lock_fd >= 0) {
-		char path[512];
+	if (run_dir_ok) {
+		char path[PATH_MAX];
 
 		snprintf(path, sizeof(path), "%s/status.json", cfg.run_dir);
 		unlink(path);
-		close(lock_fd);
 	}
+	if (lock_fd >= 0)
+		close(lock_fd);
 	if (sfd >= 0)
 		close(sfd);
 	tracker__free(&a.tr);

@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,15 +74,15 @@ static int on_region(void *ctx, void *data, size_t len)
  */
 static void save_state(const struct damon_src *d)
 {
-	char tmp[520];
+	char tmp[520], why[800];
 	FILE *f;
 	int fd;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", d->state_path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = create_private_file(tmp, why, sizeof(why));
 	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		pr_warn("cannot write %s: %s (a SIGKILLed agent's kdamond would stay behind)",
-			tmp, strerror(errno));
+		pr_warn("%s (a SIGKILLed agent's kdamond would stay behind)",
+			fd < 0 ? why : "cannot write the DAMON state: out of memory");
 		if (fd >= 0)
 			close(fd);
 		return;
@@ -130,10 +131,17 @@ int damon__recover(const char *root, const char *state_path)
 	char line[200], ops[16];
 	int pid, first, mine;
 	unsigned int nr_targets;
-	FILE *f = fopen(state_path, "re");
+	char why[2 * PATH_MAX + 256];
+	FILE *f;
+	int open_err;
 
-	if (!f)
-		return 0;
+	/* It makes the agent stop and remove a kdamond: only a file root alone could write counts. */
+	f = fopen_trusted(state_path, "make the agent stop someone else's kdamond", why, sizeof(why), &open_err);
+	if (!f) {
+		if (open_err)
+			pr_err("DAMON state left by an earlier agent: %s", why);
+		return open_err;
+	}
 	if (!fgets(line, sizeof(line), f) ||
 	    sscanf(line, "pid %d ops %15s nr_targets %u first %d", &pid, ops, &nr_targets, &first) != 4) {
 		pr_warn("%s: not a state file this agent wrote; ignoring it", state_path);

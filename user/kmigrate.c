@@ -11,6 +11,7 @@
 
 #include "kmigrate.h"
 #include "kmigrate.skel.h"
+#include "sampler.h"
 #include "util.h"
 
 /*
@@ -51,6 +52,18 @@ static int probe_btf(struct kmigrate *k, int *nargs)
 	}
 	btf__free(btf);
 	return 0;
+}
+
+bool kmigrate__pins(const char *name)
+{
+	struct kmigrate_bpf *skel = kmigrate_bpf__open();
+	bool mine;
+
+	if (!skel)
+		return false;
+	mine = sampler__obj_pins(skel->obj, name, false);
+	kmigrate_bpf__destroy(skel);
+	return mine;
 }
 
 int kmigrate__open(struct kmigrate *k, const char *pin_dir)

@@ -3,6 +3,7 @@
 #ifndef CXLT_KMIGRATE_H
 #define CXLT_KMIGRATE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "cxltier.h"
@@ -16,6 +17,8 @@ struct kmigrate {
 	char names[CXLT_MIGRATE_REASONS][32];	/* "compaction", "syscall", ... */
 };
 
+/* Whether name is one of the pins kmigrate__open() makes. */
+bool kmigrate__pins(const char *name);
 int kmigrate__open(struct kmigrate *k, const char *pin_dir);
 void kmigrate__close(struct kmigrate *k);
 /* Counts since open (sums over CPUs). */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,21 +29,21 @@ bool ksettings__hint_capable(const char *root)
 /* The state file: "path<TAB>old value" lines; written in full before every change. */
 static int save_state(const struct ksettings *k, const char *pending_path, const char *pending_old)
 {
-	char tmp[600];
+	char tmp[600], why[800];
 	FILE *f;
 	int fd;
 
 	if (!k->state[0])
 		return 0;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", k->state);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		int err = -errno;
-
-		if (fd >= 0)
-			close(fd);
-		pr_err("cannot write %s: %s", tmp, strerror(-err));
-		return err;
+	fd = create_private_file(tmp, why, sizeof(why));
+	if (fd < 0) {
+		pr_err("%s", why);
+		return fd;
+	}
+	if (!(f = fdopen(fd, "w"))) {
+		close(fd);
+		return -ENOMEM;
 	}
 	for (int i = 0; i < k->nr; i++)
 		if (k->set[i].changed)
@@ -72,12 +73,18 @@ static bool known_setting(const char *path)
 
 int ksettings__recover(const char *root, const char *state_path)
 {
-	char line[640];
-	int n = 0;
-	FILE *f = fopen(state_path, "re");
+	char line[640], why[2 * PATH_MAX + 256];
+	int n = 0, open_err;
+	FILE *f;
 
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
+	/* Its lines are written to sysctls as root: only a file root alone could write counts. */
+	f = fopen_trusted(state_path, "make the agent write kernel settings", why, sizeof(why), &open_err);
+	if (!f) {
+		if (open_err)
+			pr_err("kernel settings left by an earlier agent: %s; the settings it names are not restored",
+			       why);
+		return open_err;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		char *tab = strchr(line, '\t'), *val;
 		int err;

@@ -95,7 +95,19 @@ int sampler__ring_consume(struct sampler *s);
 int sampler__read_stats(int stats_fd, uint64_t out[CXLT_NR_STATS]);
 /* Makes sure a bpf file system is mounted at /sys/fs/bpf. */
 int sampler__ensure_bpffs(const char *pin_dir);
-/* Removes pins left under dir by an agent that did not stop cleanly. */
+/*
+ * Whether dir (or, while it does not exist, its nearest ancestor) is on a
+ * bpf file system; -EINVAL and a message in why if not.
+ */
+int sampler__check_pin_dir(const char *dir, char *why, size_t len);
+/* Mounts bpffs if needed, creates dir (0700) and checks it: on bpffs, root's alone. */
+int sampler__prepare_pin_dir(const char *dir);
+/*
+ * Removes pins left under dir by an agent that did not stop cleanly: only
+ * the names this agent pins, never anything else there.  Returns how many.
+ */
 int sampler__remove_pins(const char *dir);
+struct bpf_object;
+bool sampler__obj_pins(struct bpf_object *obj, const char *name, bool programs);
 
 #endif

@@ -173,16 +173,23 @@ struct json_object *status__json(const struct agent_state *st)
 int status__publish(const struct agent_state *st)
 {
 	struct json_object *root = status__json(st);
-	char path[512], tmp[512];
-	int err = 0;
+	char path[512], tmp[512], why[800];
+	int err = 0, fd;
 
 	snprintf(path, sizeof(path), "%s/status.json", st->run_dir);
 	snprintf(tmp, sizeof(tmp), "%s/.status.json.tmp", st->run_dir);
-	/* 0600: per-process memory layout is for root's eyes only. */
-	if (json_object_to_file_ext(tmp, root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) ||
-	    chmod(tmp, 0600) || rename(tmp, path)) {
-		err = -errno;
-		pr_warn("cannot write %s: %s", path, strerror(errno));
+	/* 0600, a new file: per-process memory layout is for root's eyes only. */
+	fd = create_private_file(tmp, why, sizeof(why));
+	if (fd < 0) {
+		pr_warn("%s", why);
+		json_object_put(root);
+		return fd;
+	}
+	if (json_object_to_fd(fd, root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) ||
+	    close(fd) || rename(tmp, path)) {
+		err = errno ? -errno : -EIO;
+		pr_warn("cannot write %s: %s", path, strerror(-err));
+		unlink(tmp);
 	}
 	json_object_put(root);
 	return err;

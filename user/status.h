@@ -17,6 +17,8 @@
 #include "tracker.h"
 
 #define CXLT_RUN_DIR "/run/cxltier"
+/* One agent per machine, whatever its run dir: see take_lock() in cxltierd.c. */
+#define CXLT_MACHINE_LOCK "/run/cxltierd.lock"
 
 struct agent_state {
 	const char *run_dir;

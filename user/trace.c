@@ -2,12 +2,71 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "trace.h"
 #include "util.h"
+
+#define TRACE_BUF_BYTES (1 << 20)
+
+/*
+ * A failed write leaves whatever part of it reached the disk: cut the file
+ * back to the last whole sample, so that what was recorded still replays.
+ */
+static int writer__fail(struct trace_writer *w, int err)
+{
+	uint64_t keep;
+
+	if (!w->err)
+		w->err = err;
+	if (w->bytes >= w->header_bytes) {
+		keep = w->header_bytes + (w->bytes - w->header_bytes) / sizeof(struct cxlt_sample) *
+						 sizeof(struct cxlt_sample);
+		if (ftruncate(w->fd, keep) == 0) {
+			w->bytes = keep;
+			w->samples = (keep - w->header_bytes) / sizeof(struct cxlt_sample);
+		}
+	}
+	w->used = 0;
+	return w->err;
+}
+
+/* Writes buf whole, or fails with -errno; bytes counts what reached the file. */
+static int write_all(struct trace_writer *w, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(w->fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -ENOSPC;
+		w->bytes += n;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int writer__flush(struct trace_writer *w)
+{
+	int err;
+
+	if (w->err)
+		return w->err;
+	if (!w->used)
+		return 0;
+	if ((err = write_all(w, w->buf, w->used)))
+		return writer__fail(w, err);
+	w->samples += w->used / sizeof(struct cxlt_sample);
+	w->used = 0;
+	return 0;
+}
 
 int trace_writer__open(struct trace_writer *w, const char *path, uint32_t page_size,
 		       const struct trace_node *nodes, uint32_t nr_nodes)
@@ -20,55 +79,72 @@ int trace_writer__open(struct trace_writer *w, const char *path, uint32_t page_s
 		.nr_nodes = nr_nodes,
 		.sample_size = sizeof(struct cxlt_sample),
 	};
-	int fd;
+	char why[1200];
+	int err;
 
 	memset(w, 0, sizeof(*w));
+	w->fd = -1;
 	snprintf(w->path, sizeof(w->path), "%s", path);
 	if (nr_nodes > TRACE_MAX_NODES)
 		return -E2BIG;
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0) {
-		int err = -errno;
-
-		pr_err("cannot create trace %s: %s", path, strerror(errno));
+	if (!(w->buf = malloc(TRACE_BUF_BYTES)))
+		return -ENOMEM;
+	w->fd = open_output_file(path, why, sizeof(why));
+	if (w->fd < 0) {
+		err = w->fd;
+		pr_err("cannot record the trace: %s", why);
+		free(w->buf);
+		w->buf = NULL;
 		return err;
 	}
-	w->f = fdopen(fd, "w");
-	if (!w->f) {
-		close(fd);
-		return -ENOMEM;
+	w->open = true;
+	/* Written now: a disk already full is found before the agent starts. */
+	if ((err = write_all(w, &h, sizeof(h))) ||
+	    (nr_nodes && (err = write_all(w, nodes, nr_nodes * sizeof(*nodes))))) {
+		w->err = err;
+		pr_err("cannot write trace %s: %s", path, strerror(-err));
 	}
-	setvbuf(w->f, NULL, _IOFBF, 1 << 20);
-	if (fwrite(&h, sizeof(h), 1, w->f) != 1 ||
-	    (nr_nodes && fwrite(nodes, sizeof(*nodes), nr_nodes, w->f) != nr_nodes)) {
-		w->err = -EIO;
-		pr_err("cannot write trace %s: %s", path, strerror(errno));
-	}
+	w->header_bytes = w->bytes;
 	return w->err;
 }
 
 int trace_writer__add(struct trace_writer *w, const struct cxlt_sample *s, uint32_t n)
 {
+	size_t len = (size_t)n * sizeof(*s);
+
 	if (w->err)
 		return w->err;
-	if (fwrite(s, sizeof(*s), n, w->f) != n) {
-		w->err = errno ? -errno : -EIO;
-		pr_err("cannot write trace %s: %s; recording stops", w->path, strerror(-w->err));
-		return w->err;
+	while (len) {
+		size_t room = TRACE_BUF_BYTES - w->used, take = len < room ? len : room;
+
+		memcpy(w->buf + w->used, s, take);
+		w->used += take;
+		s = (const struct cxlt_sample *)((const char *)s + take);
+		len -= take;
+		if (w->used == TRACE_BUF_BYTES && writer__flush(w)) {
+			pr_err("cannot write trace %s: %s; recording stops, the trace keeps the %llu samples written before",
+			       w->path, strerror(-w->err), (unsigned long long)w->samples);
+			return w->err;
+		}
 	}
-	w->samples += n;
 	return 0;
 }
 
 int trace_writer__close(struct trace_writer *w)
 {
-	if (!w->f)
+	int had = w->err;
+
+	if (!w->open)
 		return w->err;
-	if (fclose(w->f) && !w->err) {
+	if (writer__flush(w) && !had)
+		pr_err("cannot write trace %s: %s; the trace keeps the %llu samples written before",
+		       w->path, strerror(-w->err), (unsigned long long)w->samples);
+	if (close(w->fd) && !w->err)
 		w->err = -errno;
-		pr_err("cannot write trace %s: %s", w->path, strerror(errno));
-	}
-	w->f = NULL;
+	w->fd = -1;
+	w->open = false;
+	free(w->buf);
+	w->buf = NULL;
 	return w->err;
 }
 

@@ -53,17 +53,27 @@ _Static_assert(sizeof(struct trace_node) == 24, "trace node layout");
 _Static_assert(sizeof(struct cxlt_sample) == 24, "trace sample layout");
 
 struct trace_writer {
-	FILE *f;
+	int fd;
+	bool open;
 	char path[512];
-	uint64_t samples;
+	char *buf;		/* whole samples waiting to be written */
+	size_t used;
+	uint64_t bytes;		/* in the file */
+	uint64_t header_bytes;	/* header and nodes */
+	uint64_t samples;	/* in the file */
 	int err;		/* first write error, -errno */
 };
 
-/* Creates path (0600) and writes the header and nodes; -errno with a message. */
+/*
+ * Creates path (0600), or truncates a regular file of root's there (never a
+ * link, FIFO or device: open_output_file() in util.c), and writes the
+ * header and nodes; -errno with a message.  After a write error (a full
+ * disk) the file is cut back to the last whole sample, so it still reads.
+ */
 int trace_writer__open(struct trace_writer *w, const char *path, uint32_t page_size,
 		       const struct trace_node *nodes, uint32_t nr_nodes);
 int trace_writer__add(struct trace_writer *w, const struct cxlt_sample *s, uint32_t n);
-/* Flushes and closes; returns the first error seen. */
+/* Flushes and closes; returns the first error seen (samples then says how many the file kept). */
 int trace_writer__close(struct trace_writer *w);
 
 /*

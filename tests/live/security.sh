@@ -21,9 +21,11 @@ for _ in $(seq 100); do [ -S "$work/run/cxltier.sock" ] && [ -e "$work/run/statu
 
 as_user ls /sys/fs/bpf/cxltier > /dev/null 2>&1 && fail "a user can list the pins"
 as_user bpftool map dump pinned /sys/fs/bpf/cxltier/cxlt_heat > /dev/null 2>&1 && fail "a user can dump the heat map"
-for f in status.json kernel-settings.state cxltierd.lock; do
+for f in status.json kernel-settings.state; do
 	as_user cat "$work/run/$f" > /dev/null 2>&1 && fail "a user can read $f"
 done
+[ "$(stat -c '%U %a' /run/cxltierd.lock)" = "root 600" ] ||
+	fail "machine lock: $(stat -c '%U %a' /run/cxltierd.lock)"
 as_user "$BUILD/cxltierctl" --run-dir "$work/run" status > /dev/null 2>&1 && fail "a user reached the agent"
 for f in status.json kernel-settings.state; do
 	[ "$(stat -c %a "$work/run/$f")" = 600 ] || fail "$f mode $(stat -c %a "$work/run/$f")"

@@ -195,7 +195,7 @@ static void untrusted_files_are_eperm(void **state)
 	assert_int_equal(chmod(dst, 0664), 0);
 	assert_int_equal(policy_host__load(&h, dst, NULL, NULL, 0), -EPERM);
 
-	/* A trusted file in a directory anyone may write to (no sticky bit). */
+	/* A trusted file in a directory anyone may write to. */
 	snprintf(sub, sizeof(sub), "%s/open", tmpdir);
 	assert_int_equal(mkdir(sub, 0755), 0);
 	snprintf(dst, sizeof(dst), "%s/open/hotcold.so", tmpdir);
@@ -207,6 +207,18 @@ static void untrusted_files_are_eperm(void **state)
 	assert_int_equal(chmod(sub, 0755), 0);
 	assert_int_equal(policy_host__load(&h, "hotcold", sub, NULL, 0), 0);
 	policy_host__unload(&h);
+
+	/* Root's file in a directory of another user's, who could swap it for a link. */
+	if (geteuid() == 0) {
+		assert_int_equal(chown(sub, 65534, 65534), 0);
+		assert_int_equal(policy_host__load(&h, "hotcold", sub, NULL, 0), -EPERM);
+		assert_null(h.dl);
+		assert_int_equal(chown(sub, 0, 0), 0);
+	}
+	/* Sticky and world-writable, as /tmp: anyone can link a root file in under the name. */
+	assert_int_equal(chmod(sub, 01777), 0);
+	assert_int_equal(policy_host__load(&h, "hotcold", sub, NULL, 0), -EPERM);
+	assert_int_equal(chmod(sub, 0755), 0);
 }
 
 /* ---- hotcold decide() on a hand-built view ---- */

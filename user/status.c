@@ -195,16 +195,19 @@ int status__publish(const struct agent_state *st)
 	return err;
 }
 
-/* Prometheus text exposition: label values escaped as the format requires. */
-static void label(FILE *f, const char *v)
+/*
+ * A Prometheus label value from text a process controls: first made
+ * printable (str_escape: \xHH, \\), then escaped as the exposition format
+ * requires (backslash and double quote; no newline is left by then).
+ */
+void status__label(FILE *f, const char *v)
 {
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
+	char safe[STR_ESCAPED_SIZE(64)];
+
+	for (const char *p = str_escape(v, safe, sizeof(safe)); *p; p++) {
+		if (*p == '\\' || *p == '"')
 			fputc('\\', f);
-		if (*v == '\n')
-			fputs("\\n", f);
-		else
-			fputc(*v, f);
+		fputc(*p, f);
 	}
 }
 
@@ -273,7 +276,7 @@ char *status__metrics(const struct agent_state *st)
 
 		for (int k = 0; k < 3; k++) {
 			fprintf(f, "cxltier_target_pages{pid=\"%llu\",comm=\"", (unsigned long long)jget(t, "pid"));
-			label(f, json_object_get_string(json_object_object_get(t, "comm")));
+			status__label(f, json_object_get_string(json_object_object_get(t, "comm")));
 			fprintf(f, "\",tier=\"%s\"} %llu\n", tiers[k], (unsigned long long)jget(t, keys[k]));
 		}
 	}

@@ -7,6 +7,7 @@
 #define CXLT_STATUS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "kmigrate.h"
 #include "ksettings.h"
@@ -45,5 +46,7 @@ struct json_object *status__json(const struct agent_state *st);
 int status__publish(const struct agent_state *st);
 /* The same facts in Prometheus text format, into a malloc'd string. */
 char *status__metrics(const struct agent_state *st);
+/* Writes v as a Prometheus label value, escaped (what a process named itself included). */
+void status__label(FILE *f, const char *v);
 
 #endif

@@ -22,6 +22,7 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	/* Under systemd, stderr goes to the journal: a <N> prefix sets the priority. */
 	static const char *const journal[] = { "<3>", "<4>", "<6>", "<7>" };
 	static int to_journal = -1;
+	char line[4096], safe[STR_ESCAPED_SIZE(sizeof(line))];
 	va_list ap;
 
 	if ((int)level > log_verbosity)
@@ -29,12 +30,52 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	if (to_journal < 0)
 		to_journal = getenv("JOURNAL_STREAM") != NULL;
 	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/*
+	 * Messages quote names processes chose (comm, cgroup paths): escaped
+	 * here once, a newline or an escape sequence in one cannot forge a
+	 * line of the journal or rewrite the terminal reading it.
+	 */
+	str_escape(line, safe, sizeof(safe));
 	if (to_journal)
 		fputs(journal[level], stderr);
 	fputs(prefix[level], stderr);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
+	fputs(safe, stderr);
 	fputc('\n', stderr);
+}
+
+char *str_escape(const char *in, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t off = 0;
+
+	if (!outlen)
+		return out;
+	for (const unsigned char *p = (const unsigned char *)(in ? in : ""); *p; p++) {
+		char esc[4];
+		size_t n;
+
+		if (*p == '\\') {
+			esc[0] = esc[1] = '\\';
+			n = 2;
+		} else if (*p < 0x20 || *p > 0x7e) {
+			esc[0] = '\\';
+			esc[1] = 'x';
+			esc[2] = hex[*p >> 4];
+			esc[3] = hex[*p & 0xf];
+			n = 4;
+		} else {
+			esc[0] = (char)*p;
+			n = 1;
+		}
+		if (off + n >= outlen)
+			break;
+		memcpy(out + off, esc, n);
+		off += n;
+	}
+	out[off] = '\0';
+	return out;
 }
 
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)

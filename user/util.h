@@ -81,6 +81,18 @@ int create_private_file(const char *path, char *why, size_t len);
  */
 int open_output_file(const char *path, char *why, size_t len);
 
+/*
+ * Text a process controls (its command name, a path it chose) made safe to
+ * print on a terminal, in a log line or a Prometheus label: every byte
+ * outside printable ASCII becomes \xHH and a backslash becomes \\, so a
+ * name cannot move the cursor, forge a log line or break a label, and the
+ * escaped form still tells names apart.  out is always NUL-terminated; a
+ * name too long for it is cut at a whole escape.  Returns out.
+ */
+char *str_escape(const char *in, char *out, size_t outlen);
+/* Room str_escape needs for a string of len bytes. */
+#define STR_ESCAPED_SIZE(len) (4 * (len) + 1)
+
 /* Where bare policy names are looked up: policies/ beside the running binary, else the installed path. */
 void default_policy_dir(char *buf, size_t len);
 

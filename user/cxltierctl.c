@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <termios.h>
 #include <json-c/json.h>
@@ -51,25 +52,53 @@ static const char usage_text[] =
 "  sudo cxltierctl status --json | jq '.targets[] | {pid, pages_fast, pages_slow}'\n"
 "  sudo bpftool map dump pinned " CXLT_PIN_DIR "/cxlt_heat   # raw heat map\n";
 
-static const char *get_str(struct json_object *o, const char *key)
+/*
+ * Every string of a reply is printed through here: names come from the
+ * processes the agent manages (a comm can hold escape sequences), and the
+ * reply itself is not trusted to be the shape this client expects.  A ring
+ * of buffers lets one printf take several.
+ */
+static const char *safe(const char *s)
 {
-	struct json_object *v;
+	static char ring[16][1024];
+	static unsigned next;
 
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "?";
-}
-
-static uint64_t get_u64(struct json_object *o, const char *key)
-{
-	struct json_object *v;
-
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_uint64(v) : 0;
+	return str_escape(s, ring[next++ % ARRAY_SIZE(ring)], sizeof(ring[0]));
 }
 
 static struct json_object *get(struct json_object *o, const char *key)
 {
 	struct json_object *v;
 
+	/* json-c answers false for a non-object: any shape is safe to ask. */
 	return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+/* Only a member of that type, or NULL: json-c aborts on an array call on a non-array. */
+static struct json_object *get_typed(struct json_object *o, const char *key, enum json_type type)
+{
+	struct json_object *v = get(o, key);
+
+	return json_object_is_type(v, type) ? v : NULL;
+}
+
+#define get_obj(o, key) get_typed(o, key, json_type_object)
+#define get_arr(o, key) get_typed(o, key, json_type_array)
+
+static const char *get_str(struct json_object *o, const char *key)
+{
+	struct json_object *v = get(o, key);
+
+	if (!v || json_object_is_type(v, json_type_object) || json_object_is_type(v, json_type_array))
+		return "?";
+	return safe(json_object_get_string(v));
+}
+
+static uint64_t get_u64(struct json_object *o, const char *key)
+{
+	struct json_object *v = get(o, key);
+
+	return json_object_is_type(v, json_type_int) ? json_object_get_uint64(v) : 0;
 }
 
 static const char *human(uint64_t bytes, char *buf, size_t len)
@@ -111,10 +140,10 @@ static struct json_object *pinned_stats(const char *pin_dir)
 
 static void print_text(struct json_object *st, struct json_object *pinned)
 {
-	struct json_object *agent = get(st, "agent"), *sampler = get(st, "sampler"),
-			   *policy = get(st, "policy"), *nodes = get(st, "nodes"),
-			   *targets = get(st, "targets"), *mover = get(st, "mover"),
-			   *params = policy ? get(policy, "params") : NULL;
+	struct json_object *agent = get_obj(st, "agent"), *sampler = get_obj(st, "sampler"),
+			   *policy = get_obj(st, "policy"), *nodes = get_arr(st, "nodes"),
+			   *targets = get_arr(st, "targets"), *mover = get_obj(st, "mover"),
+			   *params = get_obj(policy, "params"), *counters = pinned ? pinned : sampler;
 	char a[32], b[32];
 
 	printf("cxltierd pid %s, up %.0f s, epoch %s of %s ms, mode %s (%s)\n",
@@ -123,16 +152,16 @@ static void print_text(struct json_object *st, struct json_object *pinned)
 	       get_str(agent, "epoch"), get_str(agent, "epoch_ms"), get_str(agent, "mode"),
 	       get_str(agent, "mode_why"));
 	printf("sampler: %s — %s\n", get_str(sampler, "source"), get_str(sampler, "why"));
-	if (sampler && get(sampler, "damon")) {
-		struct json_object *d = get(sampler, "damon");
+	if (get_obj(sampler, "damon")) {
+		struct json_object *d = get_obj(sampler, "damon");
 
 		printf("damon:   kdamond pid %s (%s, %s), %s regions seen, %s pages sampled\n",
 		       get_str(d, "kdamond_pid"), get_str(d, "operations"),
 		       strcmp(get_str(d, "owner"), "agent") ? "someone else's, observed only" : "ours",
 		       get_str(d, "regions_seen"), get_str(d, "pages_sampled"));
 	}
-	if (sampler && get(sampler, "hint")) {
-		struct json_object *h = get(sampler, "hint");
+	if (get_obj(sampler, "hint")) {
+		struct json_object *h = get_obj(sampler, "hint");
 
 		printf("hint:    %.0f faults/s of a %.0f budget; fast-tier pages %s, %.0f%% of epochs\n",
 		       json_object_get_double(get(h, "faults_per_sec")),
@@ -144,7 +173,7 @@ static void print_text(struct json_object *st, struct json_object *pinned)
 	printf("policy:  %s (%s)", get_str(policy, "name"), get_str(policy, "path"));
 	if (params) {
 		json_object_object_foreach(params, k, v)
-			printf(" %s=%s", k, json_object_get_string(v));
+			printf(" %s=%s", safe(k), safe(json_object_get_string(v)));
 	}
 	printf("; last plan %s moves\n", get_str(policy, "last_plan"));
 	printf("tracker: %s pages in %s\n\n", get_str(agent, "tracked_pages"),
@@ -170,26 +199,31 @@ static void print_text(struct json_object *st, struct json_object *pinned)
 		       get_str(t, "promoted"), get_str(t, "demoted"));
 	}
 	printf("\nsampler counters (pinned %s):\n", pinned ? "map" : "map not found, from status");
-	json_object_object_foreach(pinned ? pinned : sampler, k, v) {
-		if (json_object_is_type(v, json_type_int))
-			printf("  %-20s %s\n", k, json_object_get_string(v));
+	if (counters) {
+		json_object_object_foreach(counters, k, v) {
+			if (json_object_is_type(v, json_type_int))
+				printf("  %-20s %s\n", safe(k), json_object_get_string(v));
+		}
 	}
 	printf("\nkernel migrations since the agent started (move_pages counts as syscall):\n");
-	if (get(st, "kernel_migrations")) {
-		struct json_object *km = get(st, "kernel_migrations");
+	if (get_obj(st, "kernel_migrations")) {
+		struct json_object *km = get_obj(st, "kernel_migrations");
 
 		if (!json_object_object_length(km))
 			printf("  none\n");
 		json_object_object_foreach(km, k3, v3)
-			printf("  %-20s %s pages, %s failed\n", k3, get_str(v3, "pages"), get_str(v3, "failed"));
+			printf("  %-20s %s pages, %s failed\n", safe(k3), get_str(v3, "pages"),
+			       get_str(v3, "failed"));
 	}
 	printf("\nmover counters:\n");
 	if (mover) {
 		json_object_object_foreach(mover, k2, v2)
-			if (json_object_get_uint64(v2))
-				printf("  %-20s %s\n", k2, json_object_get_string(v2));
+			if (json_object_is_type(v2, json_type_int) && json_object_get_uint64(v2))
+				printf("  %-20s %s\n", safe(k2), json_object_get_string(v2));
 	}
 }
+
+#define REPLY_MAX (64 << 20)
 
 /* One request over the control socket; the reply in a malloc'd string. */
 static char *request(const char *run_dir, const char *line)
@@ -209,13 +243,28 @@ static char *request(const char *run_dir, const char *line)
 			close(fd);
 		return NULL;
 	}
-	if (write(fd, line, strlen(line)) < 0 || write(fd, "\n", 1) < 0) {
+	/* One send, no SIGPIPE: an agent that answers and closes early is not a crash. */
+	char msg[CONTROL_MAX_LINE + 2];
+
+	snprintf(msg, sizeof(msg), "%s\n", line);
+	if (send(fd, msg, strlen(msg), MSG_NOSIGNAL) < 0 && errno != EPIPE) {
 		fprintf(stderr, "cxltierctl: cannot send to %s: %s\n", sa.sun_path, strerror(errno));
 		close(fd);
 		return NULL;
 	}
+	/* A stuck or runaway agent gets an error, not a hung or swapping client. */
+	struct timeval tv = { .tv_sec = 10 };
+
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	do {
 		if (len + 4096 + 1 > cap) {
+			if (cap >= REPLY_MAX) {
+				fprintf(stderr, "cxltierctl: the agent's reply is over %d MiB: refused\n",
+					REPLY_MAX >> 20);
+				free(buf);
+				close(fd);
+				return NULL;
+			}
 			char *nb = realloc(buf, cap = cap ? cap * 2 : 65536);
 
 			if (!nb) {
@@ -229,6 +278,12 @@ static char *request(const char *run_dir, const char *line)
 		if (n > 0)
 			len += n;
 	} while (n > 0);
+	if (n < 0) {
+		fprintf(stderr, "cxltierctl: no reply from %s: %s\n", sa.sun_path, strerror(errno));
+		free(buf);
+		close(fd);
+		return NULL;
+	}
 	close(fd);
 	if (!buf)
 		return NULL;
@@ -236,11 +291,20 @@ static char *request(const char *run_dir, const char *line)
 	return buf;
 }
 
-/* Prints a JSON reply's error, if it is one; returns the exit status. */
-static int check_reply(struct json_object *o)
+/*
+ * Prints a JSON reply's error, if it is one; returns the exit status.  A
+ * reply of another shape than `want` (an old or foreign agent, a corrupt
+ * reply) is an error too, said plainly, never an abort in json-c.
+ */
+static int check_reply(struct json_object *o, enum json_type want, const char *what)
 {
 	struct json_object *ok;
 
+	if (!json_object_is_type(o, json_type_object) && !json_object_is_type(o, want)) {
+		fprintf(stderr, "cxltierctl: the agent's reply is not %s (a JSON %s, not %s)\n", what,
+			json_type_to_name(want), json_type_to_name(json_object_get_type(o)));
+		return 1;
+	}
 	if (json_object_object_get_ex(o, "ok", &ok) && !json_object_get_boolean(ok)) {
 		fprintf(stderr, "cxltierctl: %s\n", get_str(o, "error"));
 		return 1;
@@ -261,7 +325,10 @@ static int cmd_status(const char *run_dir, const char *pin_dir, bool json, bool 
 		fprintf(stderr, "cxltierctl: the agent's reply is not JSON\n");
 		return 1;
 	}
-	if (check_reply(st)) {
+	if (check_reply(st, json_type_object, "a status document") ||
+	    !get_obj(st, "agent")) {
+		if (json_object_is_type(st, json_type_object) && !get(st, "error"))
+			fprintf(stderr, "cxltierctl: the agent's reply is not a status document (no \"agent\" object)\n");
 		json_object_put(st);
 		return 1;
 	}
@@ -331,7 +398,13 @@ static int cmd_simple(const char *run_dir, int argc, char **argv, bool json)
 	if (!reply)
 		return 1;
 	if (!strcmp(argv[0], "metrics")) {
-		fputs(reply, stdout);
+		/* Text lines as they come; any other byte escaped, as str_escape does. */
+		for (const unsigned char *p = (const unsigned char *)reply; *p; p++) {
+			if (*p == '\n' || (*p >= 0x20 && *p <= 0x7e))
+				putchar(*p);
+			else
+				printf("\\x%02x", *p);
+		}
 		free(reply);
 		return 0;
 	}
@@ -341,7 +414,8 @@ static int cmd_simple(const char *run_dir, int argc, char **argv, bool json)
 		fprintf(stderr, "cxltierctl: the agent's reply is not JSON\n");
 		return 1;
 	}
-	rc = check_reply(o);
+	rc = check_reply(o, !strcmp(argv[0], "targets") ? json_type_array : json_type_object,
+			 !strcmp(argv[0], "targets") ? "a list of targets" : "an answer");
 	if (!rc) {
 		if (json || !json_object_object_get_ex(o, "done", NULL))
 			puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |

@@ -13,7 +13,7 @@ ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE \
 	-Iinclude -Ibpf -Iuser -I$(BUILD)
 # Each object depends on the headers it includes: -MMD writes them to a .d beside it.
 DEPFLAGS  := -MMD -MP
-LDLIBS    := -lbpf -lelf -lz -lnuma -ljson-c -linih -ldl -lm -lpthread
+LDLIBS    := -lbpf -lelf -lz -lnuma -ljson-c -linih -lmicrohttpd -ldl -lm -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-I$(BUILD) -Ibpf
 
@@ -156,10 +156,10 @@ bench: $(VM_INPUTS) $(BUILD)/bench_controller $(BUILD)/bench_mover
 
 # Debian packages for building, testing and the emulated CXL machine.
 DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
-	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev libinih-dev \
+	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev libinih-dev libmicrohttpd-dev \
 	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils gzip \
 	procps util-linux jq bc gnuplot-nox groff-base man-db systemd valgrind libclang-rt-14-dev \
-	dpkg-dev debhelper
+	dpkg-dev debhelper python3 curl passwd
 
 deps:
 	apt-get update

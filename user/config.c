@@ -120,6 +120,8 @@ static const struct key_def keys[] = {
     {"output", "pin_dir", K_STR, OFF(pin_dir), 0, 0, "a directory under /sys/fs/bpf"},
     {"output", "run_dir", K_STR, OFF(run_dir), 0, 0, "a directory"},
     {"output", "keep_pins", K_BOOL, OFF(keep_pins), 0, 0, NULL},
+    {"output", "metrics_textfile", K_STR, OFF(metrics_textfile), 0, 0,
+     "a directory (node_exporter's textfile collector)"},
     {"output", "take_over", K_BOOL, OFF(take_over), 0, 0, NULL},
     {"output", "duration", K_DURATION, OFF(duration), 0.001, 1e9,
      "seconds: 0 (run until stopped) or from 0.001 to 1000000000"},

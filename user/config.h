@@ -9,7 +9,7 @@
  *   [sampler]  source epoch_ms decay scan_epochs heat_entries hint_period_ms hint_cpu_pct record
  *   [policy]   name dir, and any other key is a policy parameter (key=value)
  *   [mover]    rate_mbps batch low_wmark_pct high_wmark_pct pingpong_epochs observe
- *   [output]   pin_dir run_dir keep_pins take_over duration log_level
+ *   [output]   pin_dir run_dir keep_pins metrics_textfile take_over duration log_level
  *
  * Precedence: the agent starts from config__defaults(), loads the file, then
  * applies its flags with config__set(), which validates a value exactly as
@@ -74,6 +74,7 @@ struct agent_config {
 	char *run_dir;
 	bool keep_pins;
 	bool take_over;
+	char *metrics_textfile; /* node_exporter textfile directory; NULL: none */
 	double duration; /* seconds; 0: until SIGTERM */
 	int log_level;	 /* enum log_level, or CONFIG_LOG_TRACE */
 };

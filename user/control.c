@@ -3,8 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
+#include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,43 +132,164 @@ static int listen_unix(struct control *c, const char *run_dir)
 	return 0;
 }
 
+/*
+ * What the loop publishes and the HTTP thread serves: immutable once
+ * published, freed by whoever drops the last reference, so the thread holds
+ * the lock only to take a reference and never waits on the loop, nor the
+ * loop on a slow reader.
+ */
+struct metrics_snapshot {
+	atomic_int refs;
+	size_t len;
+	char *text;
+};
+
+static void snapshot_put(void *p)
+{
+	struct metrics_snapshot *snap = p;
+
+	if (snap && atomic_fetch_sub(&snap->refs, 1) == 1) {
+		free(snap->text);
+		free(snap);
+	}
+}
+
+static struct metrics_snapshot *snapshot_get(struct control *c)
+{
+	struct metrics_snapshot *snap;
+
+	pthread_mutex_lock(c->lock);
+	snap = c->snapshot;
+	if (snap)
+		atomic_fetch_add(&snap->refs, 1);
+	pthread_mutex_unlock(c->lock);
+	return snap;
+}
+
+static enum MHD_Result reply_http(struct MHD_Connection *conn, unsigned int status, const char *text)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text,
+								 MHD_RESPMEM_PERSISTENT);
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* libmicrohttpd's thread: reads the snapshot only, never agent state. */
+static enum MHD_Result serve_http(void *cls, struct MHD_Connection *conn, const char *url,
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	struct control *c = cls;
+	struct metrics_snapshot *snap;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	(void)version;
+	(void)upload_data;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_http(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "only GET /metrics here\n");
+	/* A GET with a body: take none of it, answer at once. */
+	if (*upload_data_size) {
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	(void)req_cls;
+	if (strcmp(url, "/metrics"))
+		return reply_http(conn, MHD_HTTP_NOT_FOUND, "only /metrics here\n");
+	snap = snapshot_get(c);
+	if (!snap)
+		return reply_http(conn, MHD_HTTP_SERVICE_UNAVAILABLE, "no metrics yet\n");
+	r = MHD_create_response_from_buffer_with_free_callback_cls(snap->len, snap->text,
+								   snapshot_put, snap);
+	if (!r) {
+		snapshot_put(snap);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; version=0.0.4");
+	ret = MHD_queue_response(conn, MHD_HTTP_OK, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static int listen_http(struct control *c, const char *addr, int port)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port) };
-	int fd, one = 1;
 
 	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
 		return -EINVAL;
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	/*
+	 * Its own thread (epoll), a cap on connections, a short idle timeout
+	 * and a small per-connection memory budget: a client can at worst
+	 * keep others from the metrics, never the agent from its epochs.
+	 * The thread inherits the loop's blocked stop signals (signalfd).
+	 * MHD_USE_ITC: at the connection cap the thread no longer polls the
+	 * listening socket, so only a pipe wakes it at once to stop (without,
+	 * stopping waited out the idle timeout).
+	 */
+	c->http = MHD_start_daemon(MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ITC, (uint16_t)port, NULL, NULL,
+				   serve_http, c,
+				   MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+				   MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_MAX_CONNS,
+				   MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_IDLE_SEC,
+				   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
+				   MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)64,
+				   MHD_OPTION_END);
+	return c->http ? 0 : -EADDRNOTAVAIL;
+}
+
+static int open_textfile_dir(struct control *c, const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
 	if (fd < 0)
 		return -errno;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 16)) {
-		int err = -errno;
-
-		close(fd);
-		return err;
-	}
-	c->http_fd = fd;
+	c->textfile_dir = fd;
+	snprintf(c->textfile_path, sizeof(c->textfile_path), "%s/" METRICS_TEXTFILE, dir);
 	return 0;
 }
 
-int control__open(struct control *c, const char *run_dir, const char *metrics_addr, int metrics_port)
+int control__open(struct control *c, const struct control_opts *o)
 {
+	const char *addr = o->metrics_addr ? o->metrics_addr : "127.0.0.1";
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	int err;
 
-	c->sock_fd = c->http_fd = -1;
-	if ((err = listen_unix(c, run_dir))) {
+	memset(c, 0, sizeof(*c));
+	c->sock_fd = c->textfile_dir = -1;
+	for (int i = 0; i < CONTROL_MAX_CONNS; i++)
+		c->conns[i].fd = -1;
+	c->lock = &lock;
+	if ((err = listen_unix(c, o->run_dir))) {
 		pr_err("cannot create the control socket %s: %s", c->path, strerror(-err));
 		return err;
 	}
-	if (metrics_port > 0 && (err = listen_http(c, metrics_addr ? metrics_addr : "127.0.0.1", metrics_port))) {
-		pr_err("cannot serve metrics on %s:%d: %s", metrics_addr ? metrics_addr : "127.0.0.1",
-		       metrics_port, strerror(-err));
+	if (o->metrics_port > 0 && (err = listen_http(c, addr, o->metrics_port))) {
+		pr_err("cannot serve metrics on %s:%d (an address of this machine and a free port?)",
+		       addr, o->metrics_port);
+		control__close(c);
+		return err;
+	}
+	if (o->metrics_textfile && (err = open_textfile_dir(c, o->metrics_textfile))) {
+		pr_err("metrics textfile directory %s: %s", o->metrics_textfile, strerror(-err));
 		control__close(c);
 		return err;
 	}
 	return 0;
+}
+
+static void conn_close(struct control_conn *k)
+{
+	if (k->fd >= 0)
+		close(k->fd);
+	free(k->out);
+	k->out = NULL;
+	k->fd = -1;
 }
 
 void control__close(struct control *c)
@@ -174,113 +298,247 @@ void control__close(struct control *c)
 		close(c->sock_fd);
 		unlink(c->path);
 	}
-	if (c->http_fd >= 0)
-		close(c->http_fd);
-	c->sock_fd = c->http_fd = -1;
-}
-
-/* Reads until a newline, EOF, the limit, or a 1 s timeout. */
-static ssize_t read_request(int fd, char *buf, size_t cap, bool stop_at_blank_line)
-{
-	struct timeval tv = { .tv_sec = 1 };
-	size_t off = 0;
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	while (off < cap) {
-		ssize_t n = read(fd, buf + off, cap - off);
-
-		if (n <= 0)
-			break;
-		off += n;
-		if (!stop_at_blank_line && memchr(buf, '\n', off))
-			break;
-		if (stop_at_blank_line && off >= 4 && memmem(buf, off, "\r\n\r\n", 4))
-			break;
+	for (int i = 0; i < CONTROL_MAX_CONNS; i++)
+		conn_close(&c->conns[i]);
+	if (c->http)
+		MHD_stop_daemon(c->http);	/* joins its thread: no reader is left */
+	c->http = NULL;
+	if (c->textfile_dir >= 0) {
+		/* Stale numbers would read as a live agent: the file goes with it. */
+		unlinkat(c->textfile_dir, METRICS_TEXTFILE, 0);
+		close(c->textfile_dir);
 	}
-	return off;
+	c->textfile_dir = -1;
+	if (c->lock) {
+		snapshot_put(c->snapshot);
+		c->snapshot = NULL;
+	}
+	c->sock_fd = -1;
 }
 
-static void write_all(int fd, const char *s, size_t len)
+bool control__wants_metrics(const struct control *c)
 {
-	while (len) {
-		ssize_t n = write(fd, s, len);
+	return c->http || c->textfile_dir >= 0;
+}
 
-		if (n <= 0)
-			return;
-		s += n;
+/*
+ * node_exporter's convention: write a temporary file beside the real one,
+ * then rename it over, so the collector never reads half a file.  The
+ * temporary name starts with a dot (the collector reads *.prom only); it is
+ * created afresh (O_EXCL, O_NOFOLLOW): a link planted under that name is
+ * neither followed nor truncated.
+ */
+static int write_textfile(struct control *c, const char *text, size_t len)
+{
+	static const char tmp[] = "." METRICS_TEXTFILE ".tmp";
+	int fd, err = 0;
+
+	unlinkat(c->textfile_dir, tmp, 0);
+	fd = openat(c->textfile_dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	/* 0644 whatever the umask: the collector runs as its own user. */
+	if (fchmod(fd, 0644))
+		err = -errno;
+	while (!err && len) {
+		ssize_t n = write(fd, text, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			break;
+		}
+		text += n;
 		len -= n;
 	}
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && renameat(c->textfile_dir, tmp, c->textfile_dir, METRICS_TEXTFILE))
+		err = -errno;
+	if (err)
+		unlinkat(c->textfile_dir, tmp, 0);
+	return err;
 }
 
-static void serve_unix(int fd, control_handler handle, void *ctx)
+void control__publish_metrics(struct control *c, char *text)
 {
-	struct ucred cred;
-	socklen_t clen = sizeof(cred);
-	struct control_req *req = malloc(sizeof(*req));
-	char buf[CONTROL_MAX_LINE + 2], err[256], *reply;
-	ssize_t n;
+	struct metrics_snapshot *snap, *old;
+	int err;
 
-	if (!req)
+	if (!text)
 		return;
-	/* Read first, so a refused client gets its answer rather than a broken pipe. */
-	n = read_request(fd, buf, sizeof(buf), false);
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) ||
-	    (cred.uid != 0 && cred.uid != geteuid())) {
+	if (c->textfile_dir >= 0) {
+		err = write_textfile(c, text, strlen(text));
+		if (err && !c->textfile_failed)
+			pr_warn("cannot write the metrics textfile %s: %s (said once)", c->textfile_path,
+				strerror(-err));
+		c->textfile_failed = err != 0;
+	}
+	if (!c->http || !(snap = malloc(sizeof(*snap)))) {
+		free(text);
+		return;
+	}
+	atomic_init(&snap->refs, 1);
+	snap->text = text;
+	snap->len = strlen(text);
+	pthread_mutex_lock(c->lock);
+	old = c->snapshot;
+	c->snapshot = snap;
+	pthread_mutex_unlock(c->lock);
+	snapshot_put(old);
+}
+
+/* ---- the Unix socket, served from the loop without ever blocking ---- */
+
+int control__pollfds(const struct control *c, struct pollfd *pfd, int max)
+{
+	int n = 0;
+
+	if (c->sock_fd < 0 || max < 1)
+		return 0;
+	pfd[n++] = (struct pollfd){ .fd = c->sock_fd, .events = POLLIN };
+	for (int i = 0; i < CONTROL_MAX_CONNS && n < max; i++)
+		if (c->conns[i].fd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = c->conns[i].fd,
+						    .events = c->conns[i].replying ? POLLOUT : POLLIN };
+	return n;
+}
+
+int control__timeout_ms(const struct control *c)
+{
+	double first = 0, now = now_sec();
+
+	for (int i = 0; i < CONTROL_MAX_CONNS; i++)
+		if (c->conns[i].fd >= 0 && (!first || c->conns[i].deadline < first))
+			first = c->conns[i].deadline;
+	if (!first)
+		return -1;
+	return first <= now ? 0 : (int)((first - now) * 1000) + 1;
+}
+
+static void conn_accept(struct control *c)
+{
+	for (;;) {
+		int fd = accept4(c->sock_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		struct control_conn *k = NULL;
+		struct ucred cred = { .uid = (uid_t)-1, .pid = 0 };
+		socklen_t clen = sizeof(cred);
+
+		if (fd < 0)
+			return;	/* EAGAIN: nothing more pending */
+		for (int i = 0; i < CONTROL_MAX_CONNS && !k; i++)
+			if (c->conns[i].fd < 0)
+				k = &c->conns[i];
+		if (!k) {
+			/* Full: this one is closed unanswered; those being served go on. */
+			pr_debug("control socket: %d connections open; closed a new one",
+				 CONTROL_MAX_CONNS);
+			close(fd);
+			continue;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen))
+			cred.uid = (uid_t)-1;
+		*k = (struct control_conn){ .fd = fd, .uid = cred.uid, .pid = cred.pid,
+					    .deadline = now_sec() + CONTROL_REQUEST_SEC };
+	}
+}
+
+/* The request is in (a line, EOF or the byte budget spent): the reply. */
+static void conn_answer(struct control_conn *k, control_handler handle, void *ctx)
+{
+	struct control_req *req = malloc(sizeof(*req));
+	char err[256], *reply;
+
+	if (k->uid != 0 && k->uid != geteuid()) {
 		reply = control__error("permission denied: the control socket is for root only");
-		pr_warn("control socket: refused a request from uid %u (pid %d)", cred.uid, cred.pid);
-	} else if (n <= 0) {
+		pr_warn("control socket: refused a request from uid %u (pid %d)", k->uid, k->pid);
+	} else if (!req) {
+		reply = control__error("out of memory");
+	} else if (!k->in_len) {
 		reply = control__error("no request");
-	} else if (control__parse(buf, (size_t)n > CONTROL_MAX_LINE ? CONTROL_MAX_LINE + 1 : (size_t)n,
+	} else if (control__parse(k->in, k->in_len > CONTROL_MAX_LINE ? CONTROL_MAX_LINE + 1 : k->in_len,
 				  req, err, sizeof(err))) {
 		reply = control__error("%s", err);
 	} else {
 		reply = handle(ctx, req);
 	}
-	if (reply) {
-		write_all(fd, reply, strlen(reply));
-		write_all(fd, "\n", 1);
-	}
-	free(reply);
 	free(req);
+	k->replying = true;
+	k->deadline = now_sec() + CONTROL_REPLY_SEC;
+	k->out_off = 0;
+	k->out_len = 0;
+	if (reply && (k->out = realloc(reply, strlen(reply) + 2))) {
+		k->out_len = strlen(k->out);
+		k->out[k->out_len++] = '\n';
+		k->out[k->out_len] = '\0';
+	} else {
+		free(reply);
+	}
 }
 
-static void serve_http(int fd, control_handler handle, void *ctx)
+/* Reads what is there; false when the connection is done with. */
+static bool conn_read(struct control_conn *k, control_handler handle, void *ctx)
 {
-	struct control_req req = { .cmd = CTL_METRICS };
-	char buf[2048], head[256], *body = NULL;
-	ssize_t n = read_request(fd, buf, sizeof(buf) - 1, true);
-	bool ok;
+	while (k->in_len <= CONTROL_MAX_LINE) {
+		ssize_t n = read(k->fd, k->in + k->in_len, CONTROL_MAX_LINE + 1 - k->in_len);
 
-	if (n <= 0)
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return true;
+		if (n < 0)
+			return false;
+		if (n == 0)
+			break;	/* EOF: the request is what came */
+		k->in_len += n;
+		if (memchr(k->in + k->in_len - n, '\n', n))
+			break;
+	}
+	conn_answer(k, handle, ctx);
+	return true;
+}
+
+static bool conn_write(struct control_conn *k)
+{
+	while (k->out_off < k->out_len) {
+		ssize_t n = send(k->fd, k->out + k->out_off, k->out_len - k->out_off, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return true;
+		if (n <= 0)
+			return false;
+		k->out_off += n;
+	}
+	return false;	/* all written */
+}
+
+void control__serve(struct control *c, control_handler handle, void *ctx)
+{
+	double now;
+
+	if (c->sock_fd < 0)
 		return;
-	buf[n] = '\0';
-	ok = !strncmp(buf, "GET /metrics ", 13) || !strncmp(buf, "GET /metrics?", 13);
-	if (ok)
-		body = handle(ctx, &req);
-	snprintf(head, sizeof(head),
-		 "HTTP/1.0 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
-		 ok && body ? "200 OK" : "404 Not Found",
-		 ok ? "text/plain; version=0.0.4" : "text/plain",
-		 ok && body ? strlen(body) : strlen("only /metrics here\n"));
-	write_all(fd, head, strlen(head));
-	if (ok && body)
-		write_all(fd, body, strlen(body));
-	else
-		write_all(fd, "only /metrics here\n", 19);
-	free(body);
-}
+	conn_accept(c);
+	for (int i = 0; i < CONTROL_MAX_CONNS; i++) {
+		struct control_conn *k = &c->conns[i];
+		bool open;
 
-void control__serve(struct control *c, int fd, control_handler handle, void *ctx)
-{
-	for (;;) {
-		int conn = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
-
-		if (conn < 0)
-			return;	/* EAGAIN: nothing more pending */
-		if (fd == c->sock_fd)
-			serve_unix(conn, handle, ctx);
-		else
-			serve_http(conn, handle, ctx);
-		close(conn);
+		if (k->fd < 0)
+			continue;
+		open = k->replying ? conn_write(k) : conn_read(k, handle, ctx);
+		/* A reply just made goes out at once if the socket takes it. */
+		if (open && k->replying && k->out_off == 0)
+			open = conn_write(k);
+		now = now_sec();
+		if (open && now >= k->deadline) {
+			pr_debug("control socket: closed a connection of pid %d: too slow to %s",
+				 k->pid, k->replying ? "take its reply" : "send a request");
+			open = false;
+		}
+		if (!open)
+			conn_close(k);
 	}
 }

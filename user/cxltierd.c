@@ -74,6 +74,7 @@ struct config {
 	const char *config_path;
 	const char *metrics_addr;
 	int metrics_port;
+	const char *metrics_textfile;
 };
 
 static const char usage_text[] =
@@ -147,6 +148,8 @@ static const char usage_text[] =
 "      --keep-pins          leave the pins in place at exit\n"
 "      --metrics-port PORT  serve Prometheus metrics at http://ADDR:PORT/metrics\n"
 "      --metrics-addr ADDR  address for --metrics-port (default 127.0.0.1)\n"
+"      --metrics-textfile DIR  write the metrics to DIR/cxltier.prom each epoch\n"
+"                           (node_exporter's textfile collector; no port)\n"
 "      --take-over          run even if the kernel's own memory tiering is on\n"
 "                           (kernel.numa_balancing & 2), restoring it at exit\n"
 "  -v, --verbose            more log (twice: libbpf and per-epoch debug)\n"
@@ -174,6 +177,7 @@ enum {
 	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,
 	OPT_HIGH, OPT_PINGPONG, OPT_OBSERVE, OPT_PIN_DIR, OPT_RUN_DIR, OPT_KEEP_PINS,
 	OPT_HINT_PERIOD, OPT_HINT_CPU, OPT_RECORD, OPT_TAKE_OVER, OPT_METRICS_PORT, OPT_METRICS_ADDR,
+	OPT_METRICS_TEXTFILE,
 	OPT_CONFIG, OPT_CHECK_CONFIG, OPT_RING_KB, OPT_TARGET_USER,
 };
 
@@ -211,6 +215,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 		{ "take-over", no_argument, NULL, OPT_TAKE_OVER },
 		{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
 		{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
+		{ "metrics-textfile", required_argument, NULL, OPT_METRICS_TEXTFILE },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
 		{ "ring-kb", required_argument, NULL, OPT_RING_KB },
@@ -321,6 +326,7 @@ static void parse_args(int argc, char **argv, struct config *c)
 				usage_error("--metrics-port '%s': expected a TCP port", optarg);
 			break;
 		case OPT_METRICS_ADDR: c->metrics_addr = optarg; break;
+		case OPT_METRICS_TEXTFILE: c->metrics_textfile = optarg; break;
 		case OPT_CONFIG: break;	/* read before the flags: see load_config_file() */
 		case OPT_CHECK_CONFIG: c->check_config = true; break;
 		case OPT_TARGET_USER: c->target_user = optarg; break;
@@ -399,6 +405,7 @@ static void load_config_file(int argc, char **argv, struct config *c, struct age
 		c->pin_dir = f->pin_dir;
 	if (f->run_dir)
 		c->run_dir = f->run_dir;
+	c->metrics_textfile = f->metrics_textfile;
 	c->keep_pins = f->keep_pins;
 	c->take_over = f->take_over;
 	c->duration = f->duration;
@@ -420,6 +427,7 @@ static void effective_config(const struct config *c, struct agent_config *out)
 	SET_STR(sysfs_root, c->sysfs_root);
 	SET_STR(pin_dir, c->pin_dir);
 	SET_STR(run_dir, c->run_dir);
+	SET_STR(metrics_textfile, c->metrics_textfile);
 #undef SET_STR
 	for (int i = 0; i < c->specs.nr_pids && i < CONFIG_MAX_TARGETS; i++)
 		out->pids[out->nr_pids++] = c->specs.pids[i];
@@ -979,21 +987,25 @@ static void wait_until(int sfd, struct agent *a, double until)
 	while (!stop_requested) {
 		double left = until - now_sec();
 		struct signalfd_siginfo si;
-		struct pollfd pfd[4] = { { .fd = sfd, .events = POLLIN },
-					 { .fd = sampler__ring_fd(&a->s), .events = POLLIN },
-					 { .fd = a->ctl.sock_fd, .events = POLLIN },
-					 { .fd = a->ctl.http_fd, .events = POLLIN } };
+		struct pollfd pfd[2 + 1 + CONTROL_MAX_CONNS] = {
+			{ .fd = sfd, .events = POLLIN },
+			{ .fd = sampler__ring_fd(&a->s), .events = POLLIN },
+		};
+		int nfds = 2 + control__pollfds(&a->ctl, pfd + 2, ARRAY_SIZE(pfd) - 2);
+		int timeout = (int)(left * 1000) + 1, ctl_timeout = control__timeout_ms(&a->ctl);
 
 		if (left <= 0)
 			return;
+		/* A client's deadline wakes the loop too: a slow one is dropped on time. */
+		if (ctl_timeout >= 0 && ctl_timeout < timeout)
+			timeout = ctl_timeout;
 		/* poll ignores negative fds: absent channels cost nothing. */
-		if (poll(pfd, 4, (int)(left * 1000) + 1) <= 0)
+		if (poll(pfd, nfds, timeout) < 0)
 			continue;
 		if (pfd[1].revents)
 			sampler__ring_consume(&a->s);
-		for (int i = 2; i < 4; i++)
-			if (pfd[i].revents)
-				control__serve(&a->ctl, pfd[i].fd, handle_request, a);
+		/* Never blocks: it takes what the clients sent and drops the late. */
+		control__serve(&a->ctl, handle_request, a);
 		if (!pfd[0].revents)
 			continue;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -1023,7 +1035,7 @@ int main(int argc, char **argv)
 	struct sampler_opts so = { 0 };
 	static struct recorder rec;
 	char policy_dir[PATH_MAX], state_path[600];
-	struct agent a = { .cfg = &cfg, .ctl = { .sock_fd = -1, .http_fd = -1 } };
+	struct agent a = { .cfg = &cfg, .ctl = { .sock_fd = -1, .textfile_dir = -1 } };
 	int err, rec_err, lock_fd = -1, sfd = -1;
 	bool run_dir_ok = false;
 	double start, next;
@@ -1225,13 +1237,19 @@ int main(int argc, char **argv)
 	a.st.km = &a.km;
 	a.st.damon = a.use_damon ? &a.damon : NULL;
 	a.st.hint = &a.kset.gate;
-	if ((err = control__open(&a.ctl, cfg.run_dir, cfg.metrics_addr, cfg.metrics_port)))
+	if ((err = control__open(&a.ctl, &(struct control_opts){
+			.run_dir = cfg.run_dir, .metrics_addr = cfg.metrics_addr,
+			.metrics_port = cfg.metrics_port, .metrics_textfile = cfg.metrics_textfile })))
 		goto out;
 	if (cfg.metrics_port)
 		pr_info("serving Prometheus metrics at http://%s:%d/metrics",
 			cfg.metrics_addr ? cfg.metrics_addr : "127.0.0.1", cfg.metrics_port);
+	if (cfg.metrics_textfile)
+		pr_info("writing Prometheus metrics to %s each epoch", a.ctl.textfile_path);
 	a.st.started = (double)time(NULL);
 	a.st.epoch_ms = cfg.epoch_ms;
+	if (control__wants_metrics(&a.ctl))
+		control__publish_metrics(&a.ctl, status__metrics(&a.st));
 	a.log_every = 10000 / cfg.epoch_ms ? 10000 / cfg.epoch_ms : 1;
 
 	service__notify("READY=1");
@@ -1249,6 +1267,8 @@ int main(int argc, char **argv)
 		if (stop_requested || (end && now_sec() >= end))
 			break;
 		epoch(&a);
+		if (control__wants_metrics(&a.ctl))
+			control__publish_metrics(&a.ctl, status__metrics(&a.st));
 		/* An epoch that finishes is the sign of life (the unit's WatchdogSec). */
 		if (service__watchdog_usec())
 			service__notify("WATCHDOG=1");
@@ -1275,9 +1295,10 @@ out:
 	marks__close(&a.marks);
 	if (a.use_damon)
 		damon__close(&a.damon);
-	control__close(&a.ctl);
+	/* The kernel's settings first: nothing a client holds open comes before them. */
 	ksettings__restore(&a.kset);
 	sampler__close(&a.s, cfg.keep_pins);
+	control__close(&a.ctl);
 	if (run_dir_ok) {
 		char path[PATH_MAX];
 

@@ -40,7 +40,7 @@ target() {
 
 target fuzz_config user/config.c user/util.c -linih -lm
 target fuzz_trace user/trace.c user/util.c -lm
-target fuzz_control user/control.c user/util.c -ljson-c -lm
+target fuzz_control user/control.c user/util.c -ljson-c -lmicrohttpd -lpthread -lm
 target fuzz_policy_params user/policy_host.c user/util.c -ldl -lm
 # The replay's main as replay_main, without gnuplot, at most 10000 epochs.
 target fuzz_replay user/cxltier-replay.c user/replay/*.c user/engine.c user/mover.c user/pipeline.c user/platform.c user/policy_host.c \

@@ -3,6 +3,10 @@
  * The control socket's request parser: every valid request parses to what
  * it says, and anything else — empty, unknown, wrong arity, bad numbers,
  * non-printable bytes, too long, too many words — is refused with a reason.
+ * Names a process chose are escaped for terminals, logs and metric labels.
+ * The socket server never waits on a client: a slow one neither holds up
+ * serve nor others, and is dropped at its deadline; past the cap, new
+ * connections are closed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,9 +14,17 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "control.h"
+#include "status.h"
+#include "util.h"
 
 static struct control_req req;
 static char err[256];
@@ -78,11 +90,123 @@ static void bad_requests_are_refused_with_a_reason(void **state)
 	expect_refused(many, strlen(many), "too many words");
 }
 
+static void names_are_escaped(void **state)
+{
+	char out[STR_ESCAPED_SIZE(16)], small[8];
+
+	(void)state;
+	assert_string_equal(str_escape("sleep", out, sizeof(out)), "sleep");
+	assert_string_equal(str_escape("\x1b[2J\n", out, sizeof(out)), "\\x1b[2J\\x0a");
+	assert_string_equal(str_escape("a\\b\x7f\xc3", out, sizeof(out)), "a\\\\b\\x7f\\xc3");
+	assert_string_equal(str_escape(NULL, out, sizeof(out)), "");
+	/* Cut at a whole escape, never half of one. */
+	assert_string_equal(str_escape("ab\x1b" "cd", small, sizeof(small)), "ab\\x1bc");
+	assert_string_equal(str_escape("abcd\x1b", small, sizeof(small)), "abcd");
+}
+
+static void metric_labels_are_escaped(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	status__label(f, "a\"b\\c\n\x1b");
+	fclose(f);
+	/* Printable first (\\ and \xHH), then the exposition format's \\ and \". */
+	assert_string_equal(buf, "a\\\"b\\\\\\\\c\\\\x0a\\\\x1b");
+	free(buf);
+}
+
+static char *answer(void *ctx, const struct control_req *r)
+{
+	(void)ctx;
+	return strdup(r->cmd == CTL_STATUS ? "{\"ok\": true}" : "{}");
+}
+
+static int client(const char *path, const char *send_text)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	if (send_text)
+		assert_int_equal(write(fd, send_text, strlen(send_text)), (ssize_t)strlen(send_text));
+	return fd;
+}
+
+/* Serves until fd has something to read (a reply or EOF); false at the deadline. */
+static bool serve_until_readable(struct control *c, int fd, double seconds)
+{
+	double end = now_sec() + seconds;
+
+	while (now_sec() < end) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		double t0 = now_sec();
+
+		control__serve(c, answer, NULL);
+		/* One serve never waits on a client. */
+		assert_true(now_sec() - t0 < 0.05);
+		if (poll(&p, 1, 10) > 0)
+			return true;
+	}
+	return false;
+}
+
+static void slow_clients_never_hold_the_loop(void **state)
+{
+	char dir[] = "/tmp/cxlt-control-XXXXXX", buf[256];
+	struct control c;
+	int slow, quick, extra[CONTROL_MAX_CONNS + 4];
+	ssize_t n;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(control__open(&c, &(struct control_opts){ .run_dir = dir }), 0);
+	slow = client(c.path, "sta");	/* never ends its line */
+	quick = client(c.path, "status\n");
+	assert_true(serve_until_readable(&c, quick, 2));
+	n = read(quick, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "{\"ok\": true}\n");
+	close(quick);
+	/* The slow one is dropped at its deadline, unanswered, and not before. */
+	assert_true(control__timeout_ms(&c) > 0);
+	assert_true(serve_until_readable(&c, slow, CONTROL_REQUEST_SEC + 2));
+	assert_int_equal(read(slow, buf, sizeof(buf)), 0);
+	close(slow);
+
+	/* At the cap, what comes beyond it is closed; the open ones stay served. */
+	for (size_t i = 0; i < ARRAY_SIZE(extra); i++) {
+		extra[i] = client(c.path, NULL);
+		control__serve(&c, answer, NULL);	/* accepts: the listen backlog stays short */
+	}
+	for (size_t i = CONTROL_MAX_CONNS; i < ARRAY_SIZE(extra); i++) {
+		struct pollfd p = { .fd = extra[i], .events = POLLIN };
+
+		assert_int_equal(poll(&p, 1, 1000), 1);
+		assert_int_equal(read(extra[i], buf, sizeof(buf)), 0);
+	}
+	assert_int_equal(write(extra[0], "pause\n", 6), 6);
+	assert_true(serve_until_readable(&c, extra[0], 2));
+	assert_true(read(extra[0], buf, sizeof(buf)) > 0);
+	for (size_t i = 0; i < ARRAY_SIZE(extra); i++)
+		close(extra[i]);
+	control__close(&c);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(valid_requests_parse),
 		cmocka_unit_test(bad_requests_are_refused_with_a_reason),
+		cmocka_unit_test(names_are_escaped),
+		cmocka_unit_test(metric_labels_are_escaped),
+		cmocka_unit_test(slow_clients_never_hold_the_loop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -223,6 +223,7 @@ static int listen_http(struct control *c, const char *addr, int port)
 
 	if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1)
 		return -EINVAL;
+	errno = 0;
 	/*
 	 * Its own thread (epoll), a cap on connections, a short idle timeout
 	 * and a small per-connection memory budget: a client can at worst
@@ -240,7 +241,8 @@ static int listen_http(struct control *c, const char *addr, int port)
 				   MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384,
 				   MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)64,
 				   MHD_OPTION_END);
-	return c->http ? 0 : -EADDRNOTAVAIL;
+	/* libmicrohttpd leaves bind's errno; EADDRNOTAVAIL if it set none. */
+	return c->http ? 0 : errno ? -errno : -EADDRNOTAVAIL;
 }
 
 static int open_textfile_dir(struct control *c, const char *dir)
@@ -270,8 +272,8 @@ int control__open(struct control *c, const struct control_opts *o)
 		return err;
 	}
 	if (o->metrics_port > 0 && (err = listen_http(c, addr, o->metrics_port))) {
-		pr_err("cannot serve metrics on %s:%d (an address of this machine and a free port?)",
-		       addr, o->metrics_port);
+		pr_err("cannot serve metrics on %s:%d: %s (an address of this machine and a free port?)",
+		       addr, o->metrics_port, strerror(-err));
 		control__close(c);
 		return err;
 	}

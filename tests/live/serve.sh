@@ -142,7 +142,7 @@ EOF
 report=""
 attack() { # NAME MODE WHERE(tcp|unix)
 	local name=$1 mode=$2 where=$3 port target period t0 t1 stop_ms
-	port=$((20000 + RANDOM % 20000))
+	port=$((20000 + RANDOM % 12000))	# below the ephemeral ports: a flood leaves many in use
 	sleep 600 & sleeper=$!
 	"$BUILD/cxltierd" --pid "$sleeper" --source hint --run-dir "$run" --epoch-ms $epoch_ms \
 		--metrics-port "$port" > "$work/agent.log" 2>&1 &

@@ -7,15 +7,13 @@ set -euo pipefail
 . "$(dirname "$0")/lib.bash"
 chmod 0755 "$work"
 user=cxlt-tu-test
-cleanup_more() {
-	[ -z "${theirs:-}" ] || kill "$theirs" 2>/dev/null || true
-	userdel "$user" 2>/dev/null || true
-}
+cleanup_more() { userdel "$user" 2>/dev/null || true; }
 useradd -M -s /usr/sbin/nologin "$user"
 uid=$(id -u "$user")
 # One program name, two owners.
 cp "$(command -v sleep)" "$work/cxltu"
 setpriv --reuid "$uid" --regid "$(id -g "$user")" --clear-groups "$work/cxltu" 120 & theirs=$!
+child=$theirs
 "$work/cxltu" 120 & sleeper=$!
 
 "$BUILD/cxltierd" --comm cxltu --target-user root --source fault --epoch-ms 100 --run-dir "$work/run" \
@@ -23,7 +21,8 @@ setpriv --reuid "$uid" --regid "$(id -g "$user")" --clear-groups "$work/cxltu" 1
 agent=$!
 wait_for 30 "root's process adopted" logged "target pid $sleeper (cxltu) added"
 wait_for 30 "the user's process refused" logged "pid $theirs (cxltu) matches but belongs to uid $uid"
-e0=$(jq .agent.epoch "$work/run/status.json")
+wait_for 30 "a first status" status_has "$work/run" ".agent.epoch >= 1"
+e0=$(jq .agent.epoch "$work/status.json")
 wait_for 30 "ten more epochs" status_has "$work/run" ".agent.epoch >= $e0 + 10"
 jq -e --argjson p "$sleeper" '[.targets[].pid] == [$p]' "$work/status.json" > /dev/null ||
 	fail "targets are not root's process alone: $(jq -c '[.targets[].pid]' "$work/status.json")"

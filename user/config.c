@@ -42,6 +42,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <getopt.h>
+
 #include <ini.h>
 
 #include "config.h"
@@ -65,11 +68,15 @@ enum key_kind {
 	K_DURATION, /* double, 0 = until stopped */
 	K_BOOL,	    /* bool */
 	K_LOGLEVEL, /* int */
+	K_RING,	    /* uint32_t, a power of 2 */
+	K_ADDR,	    /* char *, an IPv4 address */
 };
 
 struct key_def {
 	const char *section;
 	const char *name;
+	const char *flag; /* cxltierd --FLAG, NULL: the file only */
+	int letter;	  /* -L, 0: none */
 	enum key_kind kind;
 	size_t off;
 	double min, max;
@@ -79,53 +86,61 @@ struct key_def {
 #define OFF(field) offsetof(struct agent_config, field)
 
 static const struct key_def keys[] = {
-    {"topology", "fast_nodes", K_NODES, OFF(fast_nodes), 0, 0,
+    {"topology", "fast_nodes", "fast-nodes", 0, K_NODES, OFF(fast_nodes), 0, 0,
      "a node list in numactl syntax, such as 0-1,4"},
-    {"topology", "slow_nodes", K_NODES, OFF(slow_nodes), 0, 0,
+    {"topology", "slow_nodes", "slow-nodes", 0, K_NODES, OFF(slow_nodes), 0, 0,
      "a node list in numactl syntax, such as 2-3"},
-    {"topology", "sysfs_root", K_STR, OFF(sysfs_root), 0, 0, "a directory"},
-    {"targets", "pid", K_PID, OFF(pids), 1, 1 << 30,
+    {"topology", "sysfs_root", "sysfs-root", 0, K_STR, OFF(sysfs_root), 0, 0, "a directory"},
+    {"targets", "pid", "pid", 'p', K_PID, OFF(pids), 1, 1 << 30,
      "process ids from 1 to 1073741824, one or a comma list"},
-    {"targets", "comm", K_COMM, OFF(comms), 1, 15,
+    {"targets", "comm", "comm", 'c', K_COMM, OFF(comms), 1, 15,
      "a command name of 1 to 15 characters, as in /proc/PID/comm"},
-    {"targets", "cgroup", K_CGROUP, OFF(cgroups), 0, 0, "a cgroup v2 directory"},
-    {"targets", "target_user", K_STR, OFF(target_user), 0, 0,
+    {"targets", "cgroup", "cgroup", 'g', K_CGROUP, OFF(cgroups), 0, 0, "a cgroup v2 directory"},
+    {"targets", "target_user", "target-user", 0, K_STR, OFF(target_user), 0, 0,
      "user names or ids, a comma list, such as redis,1001"},
-    {"sampler", "source", K_SOURCE, OFF(source), 0, 0,
+    {"sampler", "source", "source", 's', K_SOURCE, OFF(source), 0, 0,
      "auto, pmu, hint, fault, fault-perf, damon, damon-vaddr or damon-paddr, or several with weights such as pmu:4,hint:1"},
-    {"sampler", "epoch_ms", K_U32, OFF(epoch_ms), 10, 3600000, "milliseconds from 10 to 3600000"},
-    {"sampler", "decay", K_DOUBLE, OFF(decay), 0, 1, "a number from 0 to 1"},
-    {"sampler", "scan_epochs", K_U32, OFF(scan_epochs), 1, 1000000,
+    {"sampler", "epoch_ms", "epoch-ms", 'e', K_U32, OFF(epoch_ms), 10, 3600000,
+     "milliseconds from 10 to 3600000"},
+    {"sampler", "decay", "decay", 0, K_DOUBLE, OFF(decay), 0, 1, "a number from 0 to 1"},
+    {"sampler", "scan_epochs", "scan-epochs", 0, K_U32, OFF(scan_epochs), 1, 1000000,
      "a number of epochs from 1 to 1000000"},
-    {"sampler", "heat_entries", K_HEAT, OFF(heat_entries), 1024, 1 << 28,
+    {"sampler", "heat_entries", "heat-entries", 0, K_HEAT, OFF(heat_entries), 1024, 1 << 28,
      "auto or a number of entries from 1024 to 268435456"},
-    {"sampler", "hint_period_ms", K_U32, OFF(hint_period_ms), 100, 600000,
+    {"sampler", "hint_period_ms", "hint-period-ms", 0, K_U32, OFF(hint_period_ms), 100, 600000,
      "milliseconds from 100 to 600000"},
-    {"sampler", "hint_cpu_pct", K_DOUBLE, OFF(hint_cpu_pct), 0.01, 100,
+    {"sampler", "hint_cpu_pct", "hint-cpu", 0, K_DOUBLE, OFF(hint_cpu_pct), 0.01, 100,
      "a percentage of one core from 0.01 to 100"},
-    {"sampler", "record", K_STR, OFF(record), 0, 0, "a file to write the trace to"},
-    {"policy", "name", K_STR, OFF(policy), 0, 0,
+    {"sampler", "ring_kb", "ring-kb", 0, K_RING, OFF(ring_kb), 4, 1 << 20,
+     "KiB, a power of 2 from 4 to 1048576"},
+    {"sampler", "record", "record", 0, K_STR, OFF(record), 0, 0, "a file to write the trace to"},
+    {"policy", "name", "policy", 'P', K_STR, OFF(policy), 0, 0,
      "a policy name (looked up in dir) or the path of a policy .so"},
-    {"policy", "dir", K_STR, OFF(policy_dir), 0, 0, "a directory of policies"},
-    {"mover", "rate_mbps", K_DOUBLE, OFF(mover.rate_mbps), 0.001, 1e6,
+    {"policy", "dir", "policy-dir", 0, K_STR, OFF(policy_dir), 0, 0, "a directory of policies"},
+    {"mover", "rate_mbps", "rate", 'r', K_DOUBLE, OFF(mover.rate_mbps), 0.001, 1e6,
      "a number of MiB/s above 0, at most 1000000"},
-    {"mover", "batch", K_U32, OFF(mover.batch), 1, 1 << 20, "a number of pages from 1 to 1048576"},
-    {"mover", "low_wmark_pct", K_DOUBLE, OFF(mover.low_wmark_pct), 0, 50,
+    {"mover", "batch", "batch", 0, K_U32, OFF(mover.batch), 1, 1 << 20,
+     "a number of pages from 1 to 1048576"},
+    {"mover", "low_wmark_pct", "low-wmark", 0, K_DOUBLE, OFF(mover.low_wmark_pct), 0, 50,
      "a percentage from 0 to 50"},
-    {"mover", "high_wmark_pct", K_DOUBLE, OFF(mover.high_wmark_pct), 0, 90,
+    {"mover", "high_wmark_pct", "high-wmark", 0, K_DOUBLE, OFF(mover.high_wmark_pct), 0, 90,
      "a percentage from 0 to 90"},
-    {"mover", "pingpong_epochs", K_U32, OFF(mover.pingpong_epochs), 0, 60000,
-     "a number of epochs from 0 to 60000"},
-    {"mover", "observe", K_BOOL, OFF(observe), 0, 0, NULL},
-    {"output", "pin_dir", K_STR, OFF(pin_dir), 0, 0, "a directory under /sys/fs/bpf"},
-    {"output", "run_dir", K_STR, OFF(run_dir), 0, 0, "a directory"},
-    {"output", "keep_pins", K_BOOL, OFF(keep_pins), 0, 0, NULL},
-    {"output", "metrics_textfile", K_STR, OFF(metrics_textfile), 0, 0,
+    {"mover", "pingpong_epochs", "pingpong-epochs", 0, K_U32, OFF(mover.pingpong_epochs), 0,
+     60000, "a number of epochs from 0 to 60000"},
+    {"mover", "observe", "observe", 0, K_BOOL, OFF(observe), 0, 0, NULL},
+    {"output", "pin_dir", "pin-dir", 0, K_STR, OFF(pin_dir), 0, 0, "a directory under /sys/fs/bpf"},
+    {"output", "run_dir", "run-dir", 0, K_STR, OFF(run_dir), 0, 0, "a directory"},
+    {"output", "keep_pins", "keep-pins", 0, K_BOOL, OFF(keep_pins), 0, 0, NULL},
+    {"output", "metrics_port", "metrics-port", 0, K_U32, OFF(metrics_port), 0, 65535,
+     "a TCP port from 1 to 65535, or 0 for none"},
+    {"output", "metrics_addr", "metrics-addr", 0, K_ADDR, OFF(metrics_addr), 0, 0,
+     "an IPv4 address such as 127.0.0.1"},
+    {"output", "metrics_textfile", "metrics-textfile", 0, K_STR, OFF(metrics_textfile), 0, 0,
      "a directory (node_exporter's textfile collector)"},
-    {"output", "take_over", K_BOOL, OFF(take_over), 0, 0, NULL},
-    {"output", "duration", K_DURATION, OFF(duration), 0.001, 1e9,
+    {"output", "take_over", "take-over", 0, K_BOOL, OFF(take_over), 0, 0, NULL},
+    {"output", "duration", "duration", 'd', K_DURATION, OFF(duration), 0.001, 1e9,
      "seconds: 0 (run until stopped) or from 0.001 to 1000000000"},
-    {"output", "log_level", K_LOGLEVEL, OFF(log_level), 0, 0,
+    {"output", "log_level", NULL, 0, K_LOGLEVEL, OFF(log_level), 0, 0,
      "error, warning, info, debug or trace"},
 };
 
@@ -146,6 +161,11 @@ static const struct {
 };
 
 static const char bool_expect[] = "yes, no, true, false, on, off, 1 or 0";
+
+static bool is_string(const struct key_def *k)
+{
+	return k->kind == K_STR || k->kind == K_SOURCE || k->kind == K_NODES || k->kind == K_ADDR;
+}
 
 #define FIELD(c, k, type)  ((type *)((char *)(c) + (k)->off))
 #define CFIELD(c, k, type) ((const type *)((const char *)(c) + (k)->off))
@@ -174,7 +194,7 @@ static char **str_field(struct agent_config *c, const struct key_def *k)
 void config__free(struct agent_config *c)
 {
 	for (size_t i = 0; i < NR_KEYS; i++)
-		if (keys[i].kind == K_STR || keys[i].kind == K_SOURCE || keys[i].kind == K_NODES)
+		if (is_string(&keys[i]))
 			free(*str_field(c, &keys[i]));
 	for (int i = 0; i < c->nr_comms; i++)
 		free(c->comms[i]);
@@ -198,6 +218,7 @@ int config__defaults(struct agent_config *c)
 	c->heat_entries = 0; /* sized to the machine */
 	c->hint_period_ms = 1000;
 	c->hint_cpu_pct = HINT_CPU_PCT_DEFAULT;
+	c->ring_kb = 4096;
 	/* The values of mover__default_opts(), which this module does not link. */
 	c->mover.rate_mbps = 256;
 	c->mover.batch = 1024;
@@ -225,7 +246,7 @@ int config__copy(struct agent_config *dst, const struct agent_config *src)
 	*dst = *src;
 	/* Clear every pointer first so that config__free() is safe midway. */
 	for (size_t i = 0; i < NR_KEYS; i++)
-		if (keys[i].kind == K_STR || keys[i].kind == K_SOURCE || keys[i].kind == K_NODES)
+		if (is_string(&keys[i]))
 			*str_field(dst, &keys[i]) = NULL;
 	memset(dst->comms, 0, sizeof(dst->comms));
 	memset(dst->cgroups, 0, sizeof(dst->cgroups));
@@ -233,7 +254,7 @@ int config__copy(struct agent_config *dst, const struct agent_config *src)
 	dst->nr_comms = dst->nr_cgroups = dst->nr_params = 0;
 
 	for (size_t i = 0; i < NR_KEYS && !err; i++)
-		if (keys[i].kind == K_STR || keys[i].kind == K_SOURCE || keys[i].kind == K_NODES)
+		if (is_string(&keys[i]))
 			err = dup_str(str_field(dst, &keys[i]), *CFIELD(src, &keys[i], char *));
 	for (int i = 0; i < src->nr_comms && !err; i++, dst->nr_comms++)
 		err = dup_str(&dst->comms[i], src->comms[i]);
@@ -447,6 +468,7 @@ static bool source_list_ok(const char *value)
 static int set_value(struct agent_config *c, const struct key_def *k, const char *value, char *err,
 		     size_t errlen)
 {
+	struct in_addr addr;
 	uint64_t mask, u;
 	double d;
 	bool b;
@@ -478,6 +500,10 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 		if (!*value || parse_nodelist(value, &mask) || !mask)
 			goto bad;
 		return set_string(str_field(c, k), value);
+	case K_ADDR:
+		if (inet_pton(AF_INET, value, &addr) != 1)
+			goto bad;
+		return set_string(str_field(c, k), value);
 	case K_U32:
 		if ((ret = parse_int(value, (long)k->min, (long)k->max, &v)))
 			goto bad;
@@ -491,6 +517,11 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 		if ((ret = parse_u64(value, (uint64_t)k->min, (uint64_t)k->max, &u)))
 			goto bad;
 		*FIELD(c, k, uint32_t) = u;
+		return 0;
+	case K_RING:
+		if ((ret = parse_int(value, (long)k->min, (long)k->max, &v)) || (v & (v - 1)))
+			goto bad;
+		*FIELD(c, k, uint32_t) = v;
 		return 0;
 	case K_DURATION:
 		if (!parse_double(value, 0, 0, &d)) {
@@ -545,6 +576,64 @@ int config__set(struct agent_config *c, const char *section, const char *key, co
 	list_keys(section, list, sizeof(list));
 	say(err, errlen, "unknown key '%s' in [%s] (accepted: %s)", key, section, list);
 	return -ENOENT;
+}
+
+/* ---- the flags ---- */
+
+int config__options(struct option *opts, int max, char *letters, size_t len)
+{
+	size_t off = strlen(letters);
+	int n = 0;
+
+	for (size_t i = 0; i < NR_KEYS; i++) {
+		const struct key_def *k = &keys[i];
+		bool arg = k->kind != K_BOOL;
+
+		if (!k->flag)
+			continue;
+		if (n == max)
+			return -E2BIG;
+		opts[n++] = (struct option){k->flag, arg ? required_argument : no_argument, NULL,
+					    k->letter ? k->letter : CONFIG_OPT_BASE + (int)i};
+		if (k->letter && off + 3 <= len) {
+			letters[off++] = (char)k->letter;
+			if (arg)
+				letters[off++] = ':';
+			letters[off] = '\0';
+		}
+	}
+	return n;
+}
+
+int config__set_option(struct agent_config *c, int val, const char *arg, char *err, size_t errlen)
+{
+	const struct key_def *k = NULL;
+	char why[384];
+	int ret;
+
+	if (val >= CONFIG_OPT_BASE && val < CONFIG_OPT_BASE + (int)NR_KEYS)
+		k = &keys[val - CONFIG_OPT_BASE];
+	for (size_t i = 0; !k && i < NR_KEYS; i++)
+		if (keys[i].letter && keys[i].letter == val)
+			k = &keys[i];
+	if (!k)
+		return -ENOENT;
+	if (k->kind == K_BOOL)
+		arg = "yes";
+	ret = set_value(c, k, arg, why, sizeof(why));
+	if (ret)
+		say(err, errlen, "--%s '%s': %s", k->flag, arg, why);
+	return ret;
+}
+
+int config__key(size_t i, const char **section, const char **name, const char **flag)
+{
+	if (i >= NR_KEYS)
+		return -ENOENT;
+	*section = keys[i].section;
+	*name = keys[i].name;
+	*flag = keys[i].flag;
+	return 0;
 }
 
 int config__check(const struct agent_config *c, char *err, size_t errlen)
@@ -999,6 +1088,8 @@ static const char *unset_note(const struct key_def *k)
 		return "any user's processes";
 	if (!strcmp(k->name, "dir"))
 		return "policies/ beside cxltierd, else /usr/lib/cxltier/policies";
+	if (!strcmp(k->name, "metrics_addr"))
+		return "127.0.0.1";
 	return "unset";
 }
 
@@ -1039,7 +1130,8 @@ int config__describe(const struct agent_config *c, FILE *f)
 			break;
 		case K_STR:
 		case K_SOURCE:
-		case K_NODES: {
+		case K_NODES:
+		case K_ADDR: {
 			const char *s = *CFIELD(c, k, char *);
 
 			if (s)
@@ -1049,6 +1141,9 @@ int config__describe(const struct agent_config *c, FILE *f)
 			break;
 		}
 		case K_U32:
+			fprintf(f, "%s = %u\n", k->name, *CFIELD(c, k, uint32_t));
+			break;
+		case K_RING:
 			fprintf(f, "%s = %u\n", k->name, *CFIELD(c, k, uint32_t));
 			break;
 		case K_HEAT:

@@ -6,14 +6,19 @@
  * One key per flag, in six sections:
  *   [topology] fast_nodes slow_nodes sysfs_root
  *   [targets]  pid (repeatable, or a comma list) comm cgroup (repeatable) target_user
- *   [sampler]  source epoch_ms decay scan_epochs heat_entries hint_period_ms hint_cpu_pct record
+ *   [sampler]  source epoch_ms decay scan_epochs heat_entries hint_period_ms hint_cpu_pct
+ *              ring_kb record
  *   [policy]   name dir, and any other key is a policy parameter (key=value)
  *   [mover]    rate_mbps batch low_wmark_pct high_wmark_pct pingpong_epochs observe
- *   [output]   pin_dir run_dir keep_pins metrics_textfile take_over duration log_level
+ *   [output]   pin_dir run_dir keep_pins metrics_port metrics_addr metrics_textfile take_over
+ *              duration log_level
  *
- * Precedence: the agent starts from config__defaults(), loads the file, then
- * applies its flags with config__set(), which validates a value exactly as
- * the file does; config__check() repeats the cross-checks afterwards.
+ * One table in config.c holds every key with its flag: cxltierd builds its
+ * getopt table from it (config__options) and a flag sets its key exactly as
+ * the file does (config__set_option), so the two cannot drift apart; a test
+ * walks the table against --help, the man page and the sample config.
+ * Precedence: config__defaults(), then the file, then the flags;
+ * config__check() does the cross-checks afterwards.
  * packaging/cxltier.conf is the commented sample.
  */
 #ifndef CXLT_CONFIG_H
@@ -26,12 +31,13 @@
 #include <sys/types.h>
 
 #include "mover.h"
+#include "policy_host.h"
 
 #define CXLT_CONFIG_PATH "/etc/cxltier/cxltier.conf"
 
-/* Same limits as the flags (MAX_SPECS in targets.h, MAX_PARAMS in cxltierd.c). */
+/* Each of pid, comm and cgroup; the target specs hold as many (MAX_SPECS). */
 #define CONFIG_MAX_TARGETS 64
-#define CONFIG_MAX_PARAMS  32
+#define CONFIG_MAX_PARAMS  CXLT_MAX_PARAMS
 
 /* log_level beyond LOG_DEBUG: debug plus libbpf's own messages (-vv). */
 #define CONFIG_LOG_TRACE (LOG_DEBUG + 1)
@@ -62,6 +68,7 @@ struct agent_config {
 	uint32_t heat_entries; /* 0: sized to the machine's RAM */
 	uint32_t hint_period_ms;
 	double hint_cpu_pct; /* of one core */
+	uint32_t ring_kb;    /* the recording ring buffer */
 	char *record; /* trace file, NULL: none */
 	/* [topology] */
 	char *fast_nodes, *slow_nodes; /* numactl syntax; NULL: from the kernel's tiers */
@@ -74,6 +81,8 @@ struct agent_config {
 	char *run_dir;
 	bool keep_pins;
 	bool take_over;
+	uint32_t metrics_port; /* 0: no HTTP endpoint */
+	char *metrics_addr;    /* NULL: 127.0.0.1 */
 	char *metrics_textfile; /* node_exporter textfile directory; NULL: none */
 	double duration; /* seconds; 0: until SIGTERM */
 	int log_level;	 /* enum log_level, or CONFIG_LOG_TRACE */
@@ -108,6 +117,25 @@ int config__load(struct agent_config *c, const char *path, char *err, size_t err
  */
 int config__set(struct agent_config *c, const char *section, const char *key, const char *value,
 		char *err, size_t errlen);
+
+/* getopt values of flags without a letter: CONFIG_OPT_BASE + the key's index. */
+#define CONFIG_OPT_BASE 0x200
+
+struct option;
+/*
+ * Appends a getopt_long entry for every key that has a flag to opts (at most
+ * max) and their letters to letters (a NUL-terminated optstring of len
+ * bytes).  Returns the number of entries or -E2BIG.
+ */
+int config__options(struct option *opts, int max, char *letters, size_t len);
+/*
+ * Sets the key behind the option getopt_long returned (val, with its
+ * argument): as config__set, with err "--FLAG 'ARG': expected ...".
+ * -ENOENT if val is not a key's option.
+ */
+int config__set_option(struct agent_config *c, int val, const char *arg, char *err, size_t errlen);
+/* The i-th key of the table (flag NULL: the file only); 0, or -ENOENT past the last. */
+int config__key(size_t i, const char **section, const char **name, const char **flag);
 
 /* Cross-checks between keys (watermarks, fast/slow overlap); 0 or -EINVAL with err. */
 int config__check(const struct agent_config *c, char *err, size_t errlen);

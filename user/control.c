@@ -38,7 +38,7 @@ char *control__error(const char *fmt, ...)
 
 int control__parse(const char *buf, size_t len, struct control_req *req, char *err, size_t errlen)
 {
-	char *words[CONTROL_MAX_PARAMS + 2], *save, *w;
+	char *words[CXLT_MAX_PARAMS + 2], *save, *w;
 	int n = 0;
 
 	memset(req, 0, sizeof(*req));
@@ -59,7 +59,7 @@ int control__parse(const char *buf, size_t len, struct control_req *req, char *e
 	}
 	for (w = strtok_r(req->line, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
 		if (n == (int)(sizeof(words) / sizeof(words[0]))) {
-			snprintf(err, errlen, "too many words (at most %d parameters)", CONTROL_MAX_PARAMS);
+			snprintf(err, errlen, "too many words (at most %d parameters)", CXLT_MAX_PARAMS);
 			return -EINVAL;
 		}
 		words[n++] = w;
@@ -72,7 +72,7 @@ int control__parse(const char *buf, size_t len, struct control_req *req, char *e
 		{ "status", CTL_STATUS, 1, 1 }, { "targets", CTL_TARGETS, 1, 1 },
 		{ "metrics", CTL_METRICS, 1, 1 }, { "pause", CTL_PAUSE, 1, 1 },
 		{ "resume", CTL_RESUME, 1, 1 }, { "rate", CTL_RATE, 2, 2 },
-		{ "policy", CTL_POLICY, 2, CONTROL_MAX_PARAMS + 2 },
+		{ "policy", CTL_POLICY, 2, CXLT_MAX_PARAMS + 2 },
 	};
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		if (strcmp(words[0], cmds[i].name))

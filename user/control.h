@@ -18,8 +18,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "policy_host.h"
+
 #define CONTROL_MAX_LINE 4096
-#define CONTROL_MAX_PARAMS 32
 #define CONTROL_SOCKET "cxltier.sock"
 
 enum control_cmd {
@@ -30,7 +31,7 @@ struct control_req {
 	enum control_cmd cmd;
 	double rate_mbps;
 	char *policy;
-	char *params[CONTROL_MAX_PARAMS];
+	char *params[CXLT_MAX_PARAMS];
 	int nr_params;
 	char line[CONTROL_MAX_LINE + 1];	/* the words point in here */
 };

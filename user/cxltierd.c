@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <arpa/inet.h>
 #include <getopt.h>
 #include <json-c/json.h>
 #include <libgen.h>
@@ -42,39 +41,13 @@
 #include "tracker.h"
 #include "util.h"
 
-#define MAX_PARAMS 32
-
+/* A run: every setting (the file, then the flags) and what to do with them. */
 struct config {
-	struct target_specs specs;
-	const char *target_user;
-	const char *policy;
-	const char *policy_dir;
-	char *params[MAX_PARAMS];
-	int nr_params;
-	const char *source;
-	const char *fast_nodes, *slow_nodes;
-	const char *sysfs_root;
-	const char *pin_dir;
-	const char *run_dir;
-	const char *record;
-	uint32_t epoch_ms;
-	double duration;
-	double decay;
-	uint32_t scan_epochs;
-	uint32_t heat_entries;
-	uint32_t ring_kb;
-	uint32_t hint_period_ms;
-	double hint_cpu_pct;
-	struct mover_opts mover;
-	bool observe;
-	bool keep_pins;
-	bool take_over;
+	struct agent_config k;
+	struct target_specs specs; /* from k's pid, comm, cgroup and target_user */
+	const char *config_path;
 	bool policy_help;
 	bool check_config;
-	const char *config_path;
-	const char *metrics_addr;
-	int metrics_port;
-	const char *metrics_textfile;
 };
 
 static const char usage_text[] =
@@ -172,283 +145,112 @@ static void usage_error(const char *fmt, const char *arg)
 	exit(2);
 }
 
-enum {
-	OPT_POLICY_DIR = 256, OPT_POLICY_HELP, OPT_DECAY, OPT_SCAN_EPOCHS,
-	OPT_HEAT_ENTRIES, OPT_FAST, OPT_SLOW, OPT_SYSFS, OPT_BATCH, OPT_LOW,
-	OPT_HIGH, OPT_PINGPONG, OPT_OBSERVE, OPT_PIN_DIR, OPT_RUN_DIR, OPT_KEEP_PINS,
-	OPT_HINT_PERIOD, OPT_HINT_CPU, OPT_RECORD, OPT_TAKE_OVER, OPT_METRICS_PORT, OPT_METRICS_ADDR,
-	OPT_METRICS_TEXTFILE,
-	OPT_CONFIG, OPT_CHECK_CONFIG, OPT_RING_KB, OPT_TARGET_USER,
-};
+/* Flags that are not settings: what to do with the settings, and the log. */
+enum { OPT_CONFIG = 0x100, OPT_CHECK_CONFIG, OPT_POLICY_HELP };
 
-static void parse_args(int argc, char **argv, struct config *c)
+/*
+ * Defaults, then the --config file, then the flags, each flag through the
+ * key it sets (config__set_option), so a flag and its key accept the same.
+ * Called again on SIGHUP: the flags still win over the edited file.
+ * Exits 2 on a bad flag or file unless reloading (then -EINVAL, message in err).
+ */
+static int read_settings(int argc, char **argv, struct config *c, bool reloading, char *err,
+			 size_t errlen)
 {
-	static const struct option opts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, 'c' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "policy", required_argument, NULL, 'P' },
-		{ "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
+	static const struct option own[] = {
 		{ "param", required_argument, NULL, 'o' },
 		{ "policy-help", no_argument, NULL, OPT_POLICY_HELP },
-		{ "source", required_argument, NULL, 's' },
-		{ "epoch-ms", required_argument, NULL, 'e' },
-		{ "decay", required_argument, NULL, OPT_DECAY },
-		{ "scan-epochs", required_argument, NULL, OPT_SCAN_EPOCHS },
-		{ "heat-entries", required_argument, NULL, OPT_HEAT_ENTRIES },
-		{ "hint-period-ms", required_argument, NULL, OPT_HINT_PERIOD },
-		{ "hint-cpu", required_argument, NULL, OPT_HINT_CPU },
-		{ "fast-nodes", required_argument, NULL, OPT_FAST },
-		{ "slow-nodes", required_argument, NULL, OPT_SLOW },
-		{ "sysfs-root", required_argument, NULL, OPT_SYSFS },
-		{ "rate", required_argument, NULL, 'r' },
-		{ "batch", required_argument, NULL, OPT_BATCH },
-		{ "low-wmark", required_argument, NULL, OPT_LOW },
-		{ "high-wmark", required_argument, NULL, OPT_HIGH },
-		{ "pingpong-epochs", required_argument, NULL, OPT_PINGPONG },
-		{ "observe", no_argument, NULL, OPT_OBSERVE },
-		{ "record", required_argument, NULL, OPT_RECORD },
-		{ "duration", required_argument, NULL, 'd' },
-		{ "pin-dir", required_argument, NULL, OPT_PIN_DIR },
-		{ "run-dir", required_argument, NULL, OPT_RUN_DIR },
-		{ "keep-pins", no_argument, NULL, OPT_KEEP_PINS },
-		{ "take-over", no_argument, NULL, OPT_TAKE_OVER },
-		{ "metrics-port", required_argument, NULL, OPT_METRICS_PORT },
-		{ "metrics-addr", required_argument, NULL, OPT_METRICS_ADDR },
-		{ "metrics-textfile", required_argument, NULL, OPT_METRICS_TEXTFILE },
 		{ "config", required_argument, NULL, OPT_CONFIG },
 		{ "check-config", no_argument, NULL, OPT_CHECK_CONFIG },
-		{ "ring-kb", required_argument, NULL, OPT_RING_KB },
-		{ "target-user", required_argument, NULL, OPT_TARGET_USER },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
 	};
-	uint64_t u;
-	int opt, v;
+	struct option opts[64];
+	char letters[64] = "o:vqh", why[512];
+	int n, opt;
 
-	while ((opt = getopt_long(argc, argv, "p:c:g:P:o:s:e:r:d:vqh", opts, NULL)) != -1) {
+	/* The file goes first whatever its place on the command line. */
+	c->config_path = NULL;
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--config") && i + 1 < argc)
+			c->config_path = argv[i + 1];
+		else if (!strncmp(argv[i], "--config=", 9))
+			c->config_path = argv[i] + 9;
+	}
+	if (config__defaults(&c->k))
+		return -ENOMEM;
+	if (c->config_path && config__load(&c->k, c->config_path, err, errlen)) {
+		config__free(&c->k);
+		if (reloading)
+			return -EINVAL;
+		fprintf(stderr, "cxltierd: %s\n", err);
+		exit(2);
+	}
+	n = config__options(opts, ARRAY_SIZE(opts) - ARRAY_SIZE(own) - 1, letters, sizeof(letters));
+	memcpy(opts + n, own, sizeof(own));
+	memset(&opts[n + ARRAY_SIZE(own)], 0, sizeof(opts[0]));
+	optind = 0; /* glibc: start over (SIGHUP reads the flags again) */
+	opterr = !reloading;
+	while ((opt = getopt_long(argc, argv, letters, opts, NULL)) != -1) {
 		switch (opt) {
-		case 'p':
-			if (c->specs.nr_pids == MAX_SPECS)
-				usage_error("too many --pid options (at most %s)", "64");
-			if (parse_int(optarg, 1, 1 << 30, &v))
-				usage_error("--pid '%s': not a process id", optarg);
-			c->specs.pids[c->specs.nr_pids++] = v;
-			break;
-		case 'c':
-			if (c->specs.nr_comms == MAX_SPECS)
-				usage_error("too many --comm options (at most %s)", "64");
-			c->specs.comms[c->specs.nr_comms++] = optarg;
-			break;
-		case 'g':
-			if (c->specs.nr_cgroups == MAX_SPECS)
-				usage_error("too many --cgroup options (at most %s)", "64");
-			c->specs.cgroups[c->specs.nr_cgroups++] = optarg;
-			break;
-		case 'P': c->policy = optarg; break;
-		case OPT_POLICY_DIR: c->policy_dir = optarg; break;
-		case 'o':
-			if (c->nr_params == MAX_PARAMS)
-				usage_error("too many --param options (at most %s)", "32");
-			if (!strchr(optarg, '='))
+		case 'o': {
+			char key[128];
+			const char *eq = strchr(optarg, '=');
+
+			if (!eq || eq == optarg || (size_t)(eq - optarg) >= sizeof(key))
 				usage_error("--param '%s': expected KEY=VALUE", optarg);
-			c->params[c->nr_params++] = optarg;
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - optarg), optarg);
+			if (config__set(&c->k, "policy", key, eq + 1, why, sizeof(why))) {
+				fprintf(stderr, "cxltierd: --param '%s': %s\n", optarg, why);
+				exit(2);
+			}
 			break;
+		}
 		case OPT_POLICY_HELP: c->policy_help = true; break;
-		case 's': c->source = optarg; break;
-		case 'e':
-			if (parse_int(optarg, 10, 3600000, &v))
-				usage_error("--epoch-ms '%s': expected milliseconds from 10 to 3600000", optarg);
-			c->epoch_ms = v;
-			break;
-		case OPT_DECAY:
-			if (parse_double(optarg, 0, 1, &c->decay))
-				usage_error("--decay '%s': expected a number from 0 to 1", optarg);
-			break;
-		case OPT_SCAN_EPOCHS:
-			if (parse_int(optarg, 1, 1000000, &v))
-				usage_error("--scan-epochs '%s': expected a positive number", optarg);
-			c->scan_epochs = v;
-			break;
-		case OPT_HEAT_ENTRIES:
-			if (parse_u64(optarg, 1024, 1 << 28, &u))
-				usage_error("--heat-entries '%s': expected 1024 to 268435456", optarg);
-			c->heat_entries = u;
-			break;
-		case OPT_HINT_PERIOD:
-			if (parse_int(optarg, 100, 600000, &v))
-				usage_error("--hint-period-ms '%s': expected 100 to 600000", optarg);
-			c->hint_period_ms = v;
-			break;
-		case OPT_HINT_CPU:
-			if (parse_double(optarg, 0.01, 100, &c->hint_cpu_pct))
-				usage_error("--hint-cpu '%s': expected a percentage of one core from 0.01 to 100", optarg);
-			break;
-		case OPT_FAST: c->fast_nodes = optarg; break;
-		case OPT_SLOW: c->slow_nodes = optarg; break;
-		case OPT_SYSFS: c->sysfs_root = optarg; break;
-		case 'r':
-			if (parse_double(optarg, 0.001, 1e6, &c->mover.rate_mbps))
-				usage_error("--rate '%s': expected MiB/s, more than 0", optarg);
-			break;
-		case OPT_BATCH:
-			if (parse_int(optarg, 1, 1 << 20, &v))
-				usage_error("--batch '%s': expected 1 to 1048576 pages", optarg);
-			c->mover.batch = v;
-			break;
-		case OPT_LOW:
-			if (parse_double(optarg, 0, 50, &c->mover.low_wmark_pct))
-				usage_error("--low-wmark '%s': expected a percentage from 0 to 50", optarg);
-			break;
-		case OPT_HIGH:
-			if (parse_double(optarg, 0, 90, &c->mover.high_wmark_pct))
-				usage_error("--high-wmark '%s': expected a percentage from 0 to 90", optarg);
-			break;
-		case OPT_PINGPONG:
-			if (parse_int(optarg, 0, 60000, &v))
-				usage_error("--pingpong-epochs '%s': expected 0 to 60000", optarg);
-			c->mover.pingpong_epochs = v;
-			break;
-		case OPT_OBSERVE: c->observe = true; break;
-		case OPT_RECORD: c->record = optarg; break;
-		case 'd':
-			if (parse_double(optarg, 0.001, 1e9, &c->duration))
-				usage_error("--duration '%s': expected seconds, more than 0", optarg);
-			break;
-		case OPT_PIN_DIR: c->pin_dir = optarg; break;
-		case OPT_RUN_DIR: c->run_dir = optarg; break;
-		case OPT_KEEP_PINS: c->keep_pins = true; break;
-		case OPT_TAKE_OVER: c->take_over = true; break;
-		case OPT_METRICS_PORT:
-			if (parse_int(optarg, 1, 65535, &c->metrics_port))
-				usage_error("--metrics-port '%s': expected a TCP port", optarg);
-			break;
-		case OPT_METRICS_ADDR: c->metrics_addr = optarg; break;
-		case OPT_METRICS_TEXTFILE: c->metrics_textfile = optarg; break;
-		case OPT_CONFIG: break;	/* read before the flags: see load_config_file() */
+		case OPT_CONFIG: break;
 		case OPT_CHECK_CONFIG: c->check_config = true; break;
-		case OPT_TARGET_USER: c->target_user = optarg; break;
-		case OPT_RING_KB:
-			if (parse_int(optarg, 4, 1 << 20, &v) || (v & (v - 1)))
-				usage_error("--ring-kb '%s': expected a power of 2 from 4 to 1048576", optarg);
-			c->ring_kb = v;
-			break;
-		case 'v': log_verbosity++; break;
-		case 'q': log_verbosity = LOG_WARN; break;
+		case 'v': c->k.log_level++; break;
+		case 'q': c->k.log_level = LOG_WARN; break;
 		case 'h': fputs(usage_text, stdout); exit(0);
-		default: fprintf(stderr, "Try 'cxltierd --help'.\n"); exit(2);
+		case '?': fprintf(stderr, "Try 'cxltierd --help'.\n"); exit(2);
+		default:
+			if (config__set_option(&c->k, opt, optarg, why, sizeof(why))) {
+				fprintf(stderr, "cxltierd: %s\n", why);
+				fprintf(stderr, "Try 'cxltierd --help'.\n");
+				exit(2);
+			}
 		}
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s' (targets are given with --pid, --comm or --cgroup)",
 			    argv[optind]);
-	if (c->mover.high_wmark_pct < c->mover.low_wmark_pct)
-		usage_error("--high-wmark must be at least --low-wmark%s", "");
-	if (!c->policy_help && !c->check_config && !c->specs.nr_pids && !c->specs.nr_comms &&
-	    !c->specs.nr_cgroups)
-		usage_error("no target: give at least one --pid, --comm or --cgroup%s", "");
-}
-
-/*
- * --config FILE: the file's settings become the defaults the flags then
- * override.  The file is found before getopt runs, so its place on the
- * command line does not matter.
- */
-static void load_config_file(int argc, char **argv, struct config *c, struct agent_config *f)
-{
-	const char *path = NULL;
-	char err[512];
-	int rc;
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--config") && i + 1 < argc)
-			path = argv[i + 1];
-		else if (!strncmp(argv[i], "--config=", 9))
-			path = argv[i] + 9;
-	}
-	config__defaults(f);
-	if (!path)
-		return;
-	c->config_path = path;
-	rc = config__load(f, path, err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "cxltierd: %s\n", err);
+	if (config__check(&c->k, err, errlen)) {
+		if (reloading) {
+			config__free(&c->k);
+			return -EINVAL;
+		}
+		fprintf(stderr, "cxltierd: %s\nTry 'cxltierd --help'.\n", err);
 		exit(2);
 	}
-	for (int i = 0; i < f->nr_pids && c->specs.nr_pids < MAX_SPECS; i++)
-		c->specs.pids[c->specs.nr_pids++] = f->pids[i];
-	for (int i = 0; i < f->nr_comms && c->specs.nr_comms < MAX_SPECS; i++)
-		c->specs.comms[c->specs.nr_comms++] = f->comms[i];
-	for (int i = 0; i < f->nr_cgroups && c->specs.nr_cgroups < MAX_SPECS; i++)
-		c->specs.cgroups[c->specs.nr_cgroups++] = f->cgroups[i];
-	for (int i = 0; i < f->nr_params && c->nr_params < MAX_PARAMS; i++)
-		c->params[c->nr_params++] = f->params[i];
-	c->policy = f->policy;
-	c->policy_dir = f->policy_dir;
-	c->source = f->source;
-	c->epoch_ms = f->epoch_ms;
-	c->decay = f->decay;
-	c->scan_epochs = f->scan_epochs;
-	c->heat_entries = f->heat_entries;
-	c->hint_period_ms = f->hint_period_ms;
-	c->hint_cpu_pct = f->hint_cpu_pct;
-	c->record = f->record;
-	c->target_user = f->target_user;
-	c->fast_nodes = f->fast_nodes;
-	c->slow_nodes = f->slow_nodes;
-	c->sysfs_root = f->sysfs_root;
-	c->mover = f->mover;
-	c->observe = f->observe;
-	if (f->pin_dir)
-		c->pin_dir = f->pin_dir;
-	if (f->run_dir)
-		c->run_dir = f->run_dir;
-	c->metrics_textfile = f->metrics_textfile;
-	c->keep_pins = f->keep_pins;
-	c->take_over = f->take_over;
-	c->duration = f->duration;
-	log_verbosity = f->log_level;
+	if (!c->policy_help && !c->check_config && !c->k.nr_pids && !c->k.nr_comms &&
+	    !c->k.nr_cgroups)
+		usage_error("no target: give at least one --pid, --comm or --cgroup%s", "");
+	return 0;
 }
 
-/* The effective configuration — the file, then the flags — for --check-config. */
-static void effective_config(const struct config *c, struct agent_config *out)
+/* The target specs point into the settings' strings. */
+static void fill_specs(struct config *c)
 {
-	config__defaults(out);
-#define SET_STR(field, val) do { free(out->field); out->field = (val) ? strdup(val) : NULL; } while (0)
-	SET_STR(policy, c->policy);
-	SET_STR(policy_dir, c->policy_dir);
-	SET_STR(source, c->source);
-	SET_STR(record, c->record);
-	SET_STR(target_user, c->target_user);
-	SET_STR(fast_nodes, c->fast_nodes);
-	SET_STR(slow_nodes, c->slow_nodes);
-	SET_STR(sysfs_root, c->sysfs_root);
-	SET_STR(pin_dir, c->pin_dir);
-	SET_STR(run_dir, c->run_dir);
-	SET_STR(metrics_textfile, c->metrics_textfile);
-#undef SET_STR
-	for (int i = 0; i < c->specs.nr_pids && i < CONFIG_MAX_TARGETS; i++)
-		out->pids[out->nr_pids++] = c->specs.pids[i];
-	for (int i = 0; i < c->specs.nr_comms && i < CONFIG_MAX_TARGETS; i++)
-		out->comms[out->nr_comms++] = strdup(c->specs.comms[i]);
-	for (int i = 0; i < c->specs.nr_cgroups && i < CONFIG_MAX_TARGETS; i++)
-		out->cgroups[out->nr_cgroups++] = strdup(c->specs.cgroups[i]);
-	for (int i = 0; i < c->nr_params && i < CONFIG_MAX_PARAMS; i++)
-		out->params[out->nr_params++] = strdup(c->params[i]);
-	out->epoch_ms = c->epoch_ms;
-	out->decay = c->decay;
-	out->scan_epochs = c->scan_epochs;
-	out->heat_entries = c->heat_entries;
-	out->hint_period_ms = c->hint_period_ms;
-	out->hint_cpu_pct = c->hint_cpu_pct;
-	out->mover = c->mover;
-	out->observe = c->observe;
-	out->keep_pins = c->keep_pins;
-	out->take_over = c->take_over;
-	out->duration = c->duration;
-	out->log_level = log_verbosity;
+	struct target_specs *ts = &c->specs;
+
+	memset(ts, 0, sizeof(*ts));
+	memcpy(ts->pids, c->k.pids, c->k.nr_pids * sizeof(ts->pids[0]));
+	ts->nr_pids = c->k.nr_pids;
+	for (int i = 0; i < c->k.nr_comms; i++)
+		ts->comms[ts->nr_comms++] = c->k.comms[i];
+	for (int i = 0; i < c->k.nr_cgroups; i++)
+		ts->cgroups[ts->nr_cgroups++] = c->k.cgroups[i];
 }
 
 /* Bytes a heat map entry costs in the kernel (key, value, LRU and hash overhead). */
@@ -462,28 +264,23 @@ static void effective_config(const struct config *c, struct agent_config *out)
 static int preflight(struct config *c)
 {
 	struct topology topo;
-	struct in_addr addr;
 	uint64_t ram = 0;
 	int err;
 
-	if ((err = sampler__check_source(c->source)))
+	if ((err = sampler__check_source(c->k.source)))
 		return err;
-	if ((err = topology__load(&topo, c->sysfs_root, c->fast_nodes, c->slow_nodes)))
+	if ((err = topology__load(&topo, c->k.sysfs_root, c->k.fast_nodes, c->k.slow_nodes)))
 		return err;
 	for (int i = 0; i < topo.nr_nodes; i++)
 		ram += topo.nodes[i].total_pages * (uint64_t)topo.page_size;
-	if (c->heat_entries && (uint64_t)c->heat_entries * HEAT_ENTRY_BYTES > ram / 4) {
+	if (c->k.heat_entries && (uint64_t)c->k.heat_entries * HEAT_ENTRY_BYTES > ram / 4) {
 		pr_err("--heat-entries %u: the heat map would take %llu MiB, more than a quarter of this machine's %llu MiB",
-		       c->heat_entries,
-		       (unsigned long long)((uint64_t)c->heat_entries * HEAT_ENTRY_BYTES >> 20),
+		       c->k.heat_entries,
+		       (unsigned long long)((uint64_t)c->k.heat_entries * HEAT_ENTRY_BYTES >> 20),
 		       (unsigned long long)(ram >> 20));
 		return -EINVAL;
 	}
-	if (c->metrics_addr && inet_pton(AF_INET, c->metrics_addr, &addr) != 1) {
-		pr_err("--metrics-addr '%s': not an IPv4 address (such as 127.0.0.1)", c->metrics_addr);
-		return -EINVAL;
-	}
-	if (c->target_user && (err = targets__parse_users(&c->specs, c->target_user)))
+	if (c->k.target_user && (err = targets__parse_users(&c->specs, c->k.target_user)))
 		return err;
 	return targets__init(&c->specs, NULL);
 }
@@ -648,7 +445,7 @@ struct agent {
 static int try_own_damon(void *ctx, char *why, size_t len)
 {
 	struct agent *a = ctx;
-	int err = damon__open(&a->damon, a->cfg->sysfs_root, a->damon_state, DAMON_OWN_VADDR);
+	int err = damon__open(&a->damon, a->cfg->k.sysfs_root, a->damon_state, DAMON_OWN_VADDR);
 
 	snprintf(why, len, "%s", a->damon.why);
 	a->use_damon = !err;
@@ -658,16 +455,16 @@ static int try_own_damon(void *ctx, char *why, size_t len)
 /* Migrate or observe, from the topology and the flags; says which and why. */
 static void set_mode(struct agent *a)
 {
-	a->migrate = !a->cfg->observe && topology__has_slow(&a->topo) && numa_available() >= 0;
+	a->migrate = !a->cfg->k.observe && topology__has_slow(&a->topo) && numa_available() >= 0;
 	a->st.mode = a->migrate ? "migrate" : "observe";
-	a->st.mode_why = a->cfg->observe ? "--observe given" :
+	a->st.mode_why = a->cfg->k.observe ? "--observe given" :
 			 !topology__has_slow(&a->topo) ?
 			 "no slow memory node on this machine: nothing to migrate to" :
 			 a->migrate ? "fast and slow nodes present" : "no NUMA support";
 	if (a->migrate)
 		pr_info("migrate mode: policy %s, %.0f MiB/s budget, watermarks %.1f%%/%.1f%%",
-			a->policy.ops->name, a->m.opts.rate_mbps ? a->m.opts.rate_mbps : a->cfg->mover.rate_mbps,
-			a->cfg->mover.low_wmark_pct, a->cfg->mover.high_wmark_pct);
+			a->policy.ops->name, a->m.opts.rate_mbps ? a->m.opts.rate_mbps : a->cfg->k.mover.rate_mbps,
+			a->cfg->k.mover.low_wmark_pct, a->cfg->k.mover.high_wmark_pct);
 	else
 		pr_info("observe mode: %s; sampling, tracking and reporting only", a->st.mode_why);
 }
@@ -688,7 +485,7 @@ static void follow_topology(struct agent *a)
 	if (!fresh)
 		return;
 	log_verbosity = LOG_ERR;	/* a failed re-read is reported below, once */
-	if (topology__reload(fresh, &a->topo, a->cfg->fast_nodes, a->cfg->slow_nodes)) {
+	if (topology__reload(fresh, &a->topo, a->cfg->k.fast_nodes, a->cfg->k.slow_nodes)) {
 		log_verbosity = lvl;
 		pr_warn("cannot re-read the topology (a named node lost its memory?); keeping the last one");
 		free(fresh);
@@ -743,11 +540,11 @@ static int live_ingest(void *ctx)
 	for (uint32_t i = 0; i < a->tr.nr_targets; i++) {
 		struct target *t = &a->tr.targets[i];
 		bool scan = !t->last_scan_epoch ||
-			    a->tr.epoch + 1 - t->last_scan_epoch >= a->cfg->scan_epochs;
+			    a->tr.epoch + 1 - t->last_scan_epoch >= a->cfg->k.scan_epochs;
 
 		if (scan && !rescanned) {
 			/* Memory blocks come and go with hotplug: re-read before scans. */
-			pfn_nodes__load(&a->tr.pfn, a->cfg->sysfs_root);
+			pfn_nodes__load(&a->tr.pfn, a->cfg->k.sysfs_root);
 			rescanned = true;
 		}
 		err = scan ? tracker__scan(&a->tr, t) : tracker__query_nodes(&a->tr, t, t->nodes_known);
@@ -815,68 +612,65 @@ static void epoch(struct agent *a)
 }
 
 /*
- * SIGHUP: load the policy file again (a researcher rebuilt it).  The new one
- * must load, pass the ABI check and init, or the running one stays.
+ * The one way a policy is replaced (SIGHUP, the control socket): the new
+ * one must load, pass the ABI check and init, or the running one stays.
  */
-static void reload_policy(struct agent *a)
+static int swap_policy(struct agent *a, const char *name, const char *dir, char *const *params,
+		       int nr_params, const char *why)
 {
 	struct policy_host fresh;
 
-	pr_info("SIGHUP: reloading policy %s", a->cfg->policy);
-	if (policy_host__load(&fresh, a->cfg->policy, a->cfg->policy_dir, a->cfg->params,
-			      a->cfg->nr_params)) {
-		pr_warn("reload refused: keeping policy %s from %s", a->policy.ops->name, a->policy.path);
-		return;
+	if (policy_host__load(&fresh, name, dir, params, nr_params)) {
+		pr_warn("%s refused: keeping policy %s from %s (policy %s does not load)", why,
+			a->policy.ops->name, a->policy.path, name);
+		return -EINVAL;
 	}
+	pr_info("%s: policy %s -> %s (%s)", why, a->policy.ops->name, fresh.ops->name, fresh.path);
 	policy_host__unload(&a->policy);
 	a->policy = fresh;
-	pr_info("policy %s reloaded from %s", a->policy.ops->name, a->policy.path);
+	return 0;
 }
 
 /*
- * SIGHUP with --config: the file is read again; its policy (name and
- * parameters) and mover settings replace the running ones, all or nothing.
- * A file or policy that does not load is refused and everything running
- * stays.  The heat history stays either way; targets, sampler and topology
- * settings take a restart.
+ * SIGHUP: the settings are read again as at start (the --config file, then
+ * the flags) and the policy file is loaded again (a researcher rebuilt it).
+ * The policy (name, directory, parameters) and the mover settings change,
+ * all or nothing: a file or policy that does not load is refused and
+ * everything running stays.  The heat history stays either way; targets,
+ * sampler and topology settings take a restart.
  */
-static void reload(struct agent *a)
+static void reload(struct agent *a, int argc, char **argv)
 {
-	static struct agent_config current;	/* owns the strings a->cfg points at */
-	struct agent_config fresh;
-	struct policy_host ph;
+	struct config fresh = { 0 };
+	struct agent_config *k = &a->cfg->k;
 	char err[512];
 
-	if (!a->cfg->config_path) {
-		reload_policy(a);
-		return;
-	}
-	pr_info("SIGHUP: reloading %s", a->cfg->config_path);
-	config__defaults(&fresh);
-	if (config__load(&fresh, a->cfg->config_path, err, sizeof(err)) ||
-	    config__check(&fresh, err, sizeof(err))) {
+	pr_info("SIGHUP: reloading %s", a->cfg->config_path ? a->cfg->config_path : "the policy");
+	if (read_settings(argc, argv, &fresh, true, err, sizeof(err))) {
 		pr_warn("reload refused: %s; the running configuration stays", err);
-		config__free(&fresh);
 		return;
 	}
-	if (policy_host__load(&ph, fresh.policy, fresh.policy_dir ? fresh.policy_dir : a->cfg->policy_dir,
-			      fresh.params, fresh.nr_params)) {
-		pr_warn("reload refused: policy %s does not load; the running configuration stays",
-			fresh.policy);
-		config__free(&fresh);
+	if (!fresh.k.policy_dir)
+		fresh.k.policy_dir = strdup(k->policy_dir);
+	if (swap_policy(a, fresh.k.policy, fresh.k.policy_dir, fresh.k.params, fresh.k.nr_params,
+			"reload")) {
+		config__free(&fresh.k);
 		return;
 	}
-	policy_host__unload(&a->policy);
-	a->policy = ph;
-	a->m.opts = fresh.mover;
-	config__free(&current);
-	current = fresh;
-	a->cfg->policy = current.policy;
-	if (current.policy_dir)
-		a->cfg->policy_dir = current.policy_dir;
-	a->cfg->nr_params = 0;
-	for (int i = 0; i < current.nr_params && i < MAX_PARAMS; i++)
-		a->cfg->params[a->cfg->nr_params++] = current.params[i];
+	a->m.opts = fresh.k.mover;
+	/* The running config keeps its own strings: the target specs point into them. */
+	free(k->policy);
+	free(k->policy_dir);
+	k->policy = fresh.k.policy;
+	k->policy_dir = fresh.k.policy_dir;
+	fresh.k.policy = fresh.k.policy_dir = NULL;
+	for (int i = 0; i < k->nr_params; i++)
+		free(k->params[i]);
+	memcpy(k->params, fresh.k.params, sizeof(k->params));
+	k->nr_params = fresh.k.nr_params;
+	fresh.k.nr_params = 0;
+	k->mover = fresh.k.mover;
+	config__free(&fresh.k);
 	pr_info("reloaded: policy %s, %.0f MiB/s, watermarks %.1f%%/%.1f%%, ping-pong %u epochs",
 		a->policy.ops->name, a->m.opts.rate_mbps, a->m.opts.low_wmark_pct,
 		a->m.opts.high_wmark_pct, a->m.opts.pingpong_epochs);
@@ -904,7 +698,6 @@ static char *reply_ok(const char *what)
 static char *handle_request(void *ctx, const struct control_req *req)
 {
 	struct agent *a = ctx;
-	struct policy_host fresh;
 	struct json_object *st, *t;
 	char what[128];
 
@@ -932,12 +725,10 @@ static char *handle_request(void *ctx, const struct control_req *req)
 		snprintf(what, sizeof(what), "rate %.3f MiB/s", req->rate_mbps);
 		return reply_ok(what);
 	case CTL_POLICY:
-		if (policy_host__load(&fresh, req->policy, a->cfg->policy_dir, req->params, req->nr_params))
+		if (swap_policy(a, req->policy, a->cfg->k.policy_dir, req->params, req->nr_params,
+				"control"))
 			return control__error("policy %s refused (see the agent's log for why); keeping %s",
 					      req->policy, a->policy.ops->name);
-		pr_info("control: policy %s -> %s (%s)", a->policy.ops->name, fresh.ops->name, fresh.path);
-		policy_host__unload(&a->policy);
-		a->policy = fresh;
 		snprintf(what, sizeof(what), "policy %s", a->policy.ops->name);
 		return reply_ok(what);
 	}
@@ -1021,37 +812,27 @@ static void wait_until(int sfd, struct agent *a, double until)
 
 int main(int argc, char **argv)
 {
-	struct config cfg = {
-		.policy = "hotset",
-		.source = "auto",
-		.pin_dir = CXLT_PIN_DIR,
-		.run_dir = CXLT_RUN_DIR,
-		.epoch_ms = 1000,
-		.decay = 0.5,
-		.scan_epochs = 5,
-		.hint_period_ms = 1000,
-		.hint_cpu_pct = HINT_CPU_PCT_DEFAULT,
-	};
+	static struct config cfg;
 	struct sampler_opts so = { 0 };
 	static struct recorder rec;
-	char policy_dir[PATH_MAX], state_path[600];
+	char policy_dir[PATH_MAX], state_path[600], why[512];
 	struct agent a = { .cfg = &cfg, .ctl = { .sock_fd = -1, .textfile_dir = -1 } };
 	int err, rec_err, lock_fd = -1, sfd = -1;
 	bool run_dir_ok = false;
 	double start, next;
 
-	static struct agent_config file_cfg;
-
-	mover__default_opts(&cfg.mover);
-	load_config_file(argc, argv, &cfg, &file_cfg);
-	parse_args(argc, argv, &cfg);
+	if (read_settings(argc, argv, &cfg, false, why, sizeof(why)))
+		return 1;
+	fill_specs(&cfg);
+	log_verbosity = cfg.k.log_level;
 	setvbuf(stderr, NULL, _IOLBF, 0);
-	if (!cfg.policy_dir) {
+	if (!cfg.k.policy_dir) {
 		default_policy_dir(policy_dir, sizeof(policy_dir));
-		cfg.policy_dir = policy_dir;
+		if (!(cfg.k.policy_dir = strdup(policy_dir)))
+			return 1;
 	}
 
-	err = policy_host__load(&a.policy, cfg.policy, cfg.policy_dir, cfg.params, cfg.nr_params);
+	err = policy_host__load(&a.policy, cfg.k.policy, cfg.k.policy_dir, cfg.k.params, cfg.k.nr_params);
 	if (err)
 		return 1;
 	if (cfg.policy_help) {
@@ -1065,21 +846,18 @@ int main(int argc, char **argv)
 	}
 	if (cfg.check_config) {
 		/* The file is valid, the policy took its parameters, and a start would pass its checks. */
-		struct agent_config eff;
 		char why[2 * PATH_MAX + 256];
 		int bad;
 
 		printf("; %s: valid; policy %s loads from %s\n; the effective settings, flags included:\n",
 		       cfg.config_path ? cfg.config_path : "(no file: flags and defaults)",
 		       a.policy.ops->name, a.policy.path);
-		effective_config(&cfg, &eff);
-		bad = config__describe(&eff, stdout);
-		if (sampler__check_pin_dir(cfg.pin_dir, why, sizeof(why))) {
+		bad = config__describe(&cfg.k, stdout);
+		if (sampler__check_pin_dir(cfg.k.pin_dir, why, sizeof(why))) {
 			pr_err("%s", why);
 			bad = 1;
 		}
-		config__free(&eff);
-		config__free(&file_cfg);
+		config__free(&cfg.k);
 		policy_host__unload(&a.policy);
 		return bad ? 1 : 0;
 	}
@@ -1089,12 +867,12 @@ int main(int argc, char **argv)
 	if (numa_available() < 0)
 		pr_warn("libnuma: this kernel has no NUMA support; running in observe mode");
 
-	lock_fd = take_lock(cfg.run_dir);
+	lock_fd = take_lock(cfg.k.run_dir);
 	if (lock_fd < 0) {
 		err = lock_fd;
 		goto out;
 	}
-	if ((err = prepare_run_dir(cfg.run_dir)))
+	if ((err = prepare_run_dir(cfg.k.run_dir)))
 		goto out;
 	run_dir_ok = true;
 	/*
@@ -1110,94 +888,94 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* We hold the lock, so pins and state found now were left by an agent that died. */
-	if ((err = sampler__prepare_pin_dir(cfg.pin_dir)))
+	if ((err = sampler__prepare_pin_dir(cfg.k.pin_dir)))
 		goto out;
-	err = sampler__remove_pins(cfg.pin_dir);
+	err = sampler__remove_pins(cfg.k.pin_dir);
 	if (err > 0)
 		pr_info("removed %d stale pins under %s left by an agent that did not stop cleanly",
-			err, cfg.pin_dir);
-	snprintf(state_path, sizeof(state_path), "%s/kernel-settings.state", cfg.run_dir);
-	snprintf(a.damon_state, sizeof(a.damon_state), "%s/damon.state", cfg.run_dir);
-	if ((err = ksettings__recover(cfg.sysfs_root, state_path)) < 0 ||
-	    (err = damon__recover(cfg.sysfs_root, a.damon_state)) < 0)
+			err, cfg.k.pin_dir);
+	snprintf(state_path, sizeof(state_path), "%s/kernel-settings.state", cfg.k.run_dir);
+	snprintf(a.damon_state, sizeof(a.damon_state), "%s/damon.state", cfg.k.run_dir);
+	if ((err = ksettings__recover(cfg.k.sysfs_root, state_path)) < 0 ||
+	    (err = damon__recover(cfg.k.sysfs_root, a.damon_state)) < 0)
 		goto out;
 
-	if ((err = topology__load(&a.topo, cfg.sysfs_root, cfg.fast_nodes, cfg.slow_nodes)))
+	if ((err = topology__load(&a.topo, cfg.k.sysfs_root, cfg.k.fast_nodes, cfg.k.slow_nodes)))
 		goto out;
 	topology__log(&a.topo);
 	set_mode(&a);
 
-	if ((err = tracker__init(&a.tr, cfg.decay)) ||
-	    (err = mover__init(&a.m, &cfg.mover, a.topo.page_size)))
+	if ((err = tracker__init(&a.tr, cfg.k.decay)) ||
+	    (err = mover__init(&a.m, &cfg.k.mover, a.topo.page_size)))
 		goto out;
 
-	so.source = cfg.source;
-	so.pin_dir = cfg.pin_dir;
-	so.sysfs_root = cfg.sysfs_root;
-	if (!cfg.heat_entries) {
+	so.source = cfg.k.source;
+	so.pin_dir = cfg.k.pin_dir;
+	so.sysfs_root = cfg.k.sysfs_root;
+	if (!cfg.k.heat_entries) {
 		/* The LRU map is preallocated: size it to the machine. */
 		uint64_t ram = 0;
 
 		for (int i = 0; i < a.topo.nr_nodes; i++)
 			ram += a.topo.nodes[i].total_pages;
-		cfg.heat_entries = ram / 16 < 16384 ? 16384 : ram / 16 > 262144 ? 262144 : ram / 16;
+		cfg.k.heat_entries = ram / 16 < 16384 ? 16384 : ram / 16 > 262144 ? 262144 : ram / 16;
 	}
-	so.heat_entries = cfg.heat_entries;
-	so.ring_bytes = cfg.ring_kb * 1024;
-	so.allow_hint = ksettings__hint_capable(cfg.sysfs_root);
-	if (cfg.record) {
-		if ((err = recorder__open(&rec, cfg.record, &a.topo)))
+	so.heat_entries = cfg.k.heat_entries;
+	so.ring_bytes = cfg.k.ring_kb * 1024;
+	so.allow_hint = ksettings__hint_capable(cfg.k.sysfs_root);
+	if (cfg.k.record) {
+		if ((err = recorder__open(&rec, cfg.k.record, &a.topo)))
 			goto out;
 		so.record = true;
 		so.on_sample = record_sample;
 		so.sample_ctx = &rec;
-		pr_info("recording every sample to %s", cfg.record);
+		pr_info("recording every sample to %s", cfg.k.record);
 	}
-	if (strstr(cfg.source, "hint") && !ksettings__hint_capable(cfg.sysfs_root)) {
+	if (strstr(cfg.k.source, "hint") && !ksettings__hint_capable(cfg.k.sysfs_root)) {
 		pr_err("source hint: this kernel has no NUMA balancing (/proc/sys/kernel/numa_balancing) to make hint faults");
 		err = -ENOTSUP;
 		goto out;
 	}
 	/* damon: the fault hook for first touches, DAMON's regions for the rest. */
-	if (!strncmp(cfg.source, "damon", 5)) {
-		enum damon_mode mode = !strcmp(cfg.source, "damon-vaddr") ? DAMON_OWN_VADDR :
-				       !strcmp(cfg.source, "damon-paddr") ? DAMON_OWN_PADDR : DAMON_ANY;
+	if (!strncmp(cfg.k.source, "damon", 5)) {
+		enum damon_mode mode = !strcmp(cfg.k.source, "damon-vaddr") ? DAMON_OWN_VADDR :
+				       !strcmp(cfg.k.source, "damon-paddr") ? DAMON_OWN_PADDR : DAMON_ANY;
 
-		if (mode == DAMON_ANY && strcmp(cfg.source, "damon")) {
-			pr_err("unknown sampler source '%s' (use damon, damon-vaddr or damon-paddr)", cfg.source);
+		if (mode == DAMON_ANY && strcmp(cfg.k.source, "damon")) {
+			pr_err("unknown sampler source '%s' (use damon, damon-vaddr or damon-paddr)", cfg.k.source);
 			err = -EINVAL;
 			goto out;
 		}
-		if ((err = damon__open(&a.damon, cfg.sysfs_root, a.damon_state, mode))) {
+		if ((err = damon__open(&a.damon, cfg.k.sysfs_root, a.damon_state, mode))) {
 			pr_err("source damon: %s", a.damon.why);
 			goto out;
 		}
 		a.use_damon = true;
 		so.source = "fault";
-	} else if (!strcmp(cfg.source, "auto")) {
+	} else if (!strcmp(cfg.k.source, "auto")) {
 		so.try_damon = try_own_damon;
 		so.damon_ctx = &a;
 	}
 	if ((err = sampler__open(&a.s, &so)))
 		goto out;
-	if (a.use_damon && strcmp(cfg.source, "auto")) {
-		snprintf(a.s.source, sizeof(a.s.source), "%s", cfg.source);
+	if (a.use_damon && strcmp(cfg.k.source, "auto")) {
+		snprintf(a.s.source, sizeof(a.s.source), "%s", cfg.k.source);
 		snprintf(a.s.source_why, sizeof(a.s.source_why), "%s; first touches from the page-fault tracepoint",
 			 a.damon.why);
 	}
 	if (sampler__has_source(&a.s, "hint")) {
-		if ((err = ksettings__take(&a.kset, cfg.sysfs_root, state_path, cfg.hint_period_ms,
-					   cfg.take_over)))
+		if ((err = ksettings__take(&a.kset, cfg.k.sysfs_root, state_path, cfg.k.hint_period_ms,
+					   cfg.k.take_over)))
 			goto out;
 		/*
 		 * The budget makes fast-tier pages go unseen at times; only run it
 		 * where the agent can tell which pages the scanner has looked at.
 		 */
-		if ((err = marks__open(&a.marks, cfg.pin_dir, cfg.sysfs_root))) {
+		if ((err = marks__open(&a.marks, cfg.k.pin_dir, cfg.k.sysfs_root))) {
 			pr_warn("hint: no CPU budget: this kernel skips VMAs it has not seen used, and its sched_skip_vma_numa tracepoint does not attach (%s), so the agent cannot tell which pages went unseen; the scanner runs at its own pace",
 				strerror(-err));
 			err = 0;
-		} else if (!ksettings__meter_start(&a.kset, cfg.hint_cpu_pct, now_sec())) {
+		} else if (!ksettings__meter_start(&a.kset, cfg.k.hint_cpu_pct, now_sec())) {
 			a.tr.sight = true;
 			pr_info("hint: following the scanner's passes (mm->numa_scan_seq)%s: pages it has not marked since their last sample are flagged unseen",
 				a.marks.skel ? " and the VMAs it skips (sched_skip_vma_numa)" :
@@ -1206,7 +984,7 @@ int main(int argc, char **argv)
 	}
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a.s.source,
 		a.s.source_why, a.s.pin_dir);
-	if ((err = kmigrate__open(&a.km, cfg.pin_dir)))
+	if ((err = kmigrate__open(&a.km, cfg.k.pin_dir)))
 		pr_warn("kernel migration accounting unavailable: %s", strerror(-err));
 	service__drop_setup_caps();
 
@@ -1224,11 +1002,11 @@ int main(int argc, char **argv)
 	}
 
 	a.eng = (struct engine){ .topo = &a.topo, .tr = &a.tr, .m = &a.m,
-				 .policy = &a.policy, .epoch_ms = cfg.epoch_ms };
+				 .policy = &a.policy, .epoch_ms = cfg.k.epoch_ms };
 	/* Page faults alone see first touches only; PMU samples and hint faults repeat. */
 	if (sampler__has_source(&a.s, "pmu") || sampler__has_source(&a.s, "hint") || a.use_damon)
 		a.eng.source_flags |= CXLT_SOURCE_REPEATS;
-	a.st.run_dir = cfg.run_dir;
+	a.st.run_dir = cfg.k.run_dir;
 	a.st.topo = &a.topo;
 	a.st.tr = &a.tr;
 	a.st.s = &a.s;
@@ -1238,30 +1016,30 @@ int main(int argc, char **argv)
 	a.st.damon = a.use_damon ? &a.damon : NULL;
 	a.st.hint = &a.kset.gate;
 	if ((err = control__open(&a.ctl, &(struct control_opts){
-			.run_dir = cfg.run_dir, .metrics_addr = cfg.metrics_addr,
-			.metrics_port = cfg.metrics_port, .metrics_textfile = cfg.metrics_textfile })))
+			.run_dir = cfg.k.run_dir, .metrics_addr = cfg.k.metrics_addr,
+			.metrics_port = cfg.k.metrics_port, .metrics_textfile = cfg.k.metrics_textfile })))
 		goto out;
-	if (cfg.metrics_port)
+	if (cfg.k.metrics_port)
 		pr_info("serving Prometheus metrics at http://%s:%d/metrics",
-			cfg.metrics_addr ? cfg.metrics_addr : "127.0.0.1", cfg.metrics_port);
-	if (cfg.metrics_textfile)
+			cfg.k.metrics_addr ? cfg.k.metrics_addr : "127.0.0.1", cfg.k.metrics_port);
+	if (cfg.k.metrics_textfile)
 		pr_info("writing Prometheus metrics to %s each epoch", a.ctl.textfile_path);
 	a.st.started = (double)time(NULL);
-	a.st.epoch_ms = cfg.epoch_ms;
+	a.st.epoch_ms = cfg.k.epoch_ms;
 	if (control__wants_metrics(&a.ctl))
 		control__publish_metrics(&a.ctl, status__metrics(&a.st));
-	a.log_every = 10000 / cfg.epoch_ms ? 10000 / cfg.epoch_ms : 1;
+	a.log_every = 10000 / cfg.k.epoch_ms ? 10000 / cfg.k.epoch_ms : 1;
 
 	service__notify("READY=1");
 	start = now_sec();
-	next = start + cfg.epoch_ms / 1000.0;
+	next = start + cfg.k.epoch_ms / 1000.0;
 	while (!stop_requested) {
-		double end = cfg.duration ? start + cfg.duration : 0;
+		double end = cfg.k.duration ? start + cfg.k.duration : 0;
 
 		wait_until(sfd, &a, end && end < next ? end : next);
 		if (reload_requested) {
 			reload_requested = 0;
-			reload(&a);
+			reload(&a, argc, argv);
 			continue;
 		}
 		if (stop_requested || (end && now_sec() >= end))
@@ -1272,9 +1050,9 @@ int main(int argc, char **argv)
 		/* An epoch that finishes is the sign of life (the unit's WatchdogSec). */
 		if (service__watchdog_usec())
 			service__notify("WATCHDOG=1");
-		next += cfg.epoch_ms / 1000.0;
+		next += cfg.k.epoch_ms / 1000.0;
 		if (next < now_sec())
-			next = now_sec() + cfg.epoch_ms / 1000.0;	/* an epoch overran: do not pile up */
+			next = now_sec() + cfg.k.epoch_ms / 1000.0;	/* an epoch overran: do not pile up */
 		if (!a.tr.nr_targets && !cfg.specs.nr_comms && !cfg.specs.nr_cgroups) {
 			pr_info("every target exited: stopping");
 			break;
@@ -1297,12 +1075,12 @@ out:
 		damon__close(&a.damon);
 	/* The kernel's settings first: nothing a client holds open comes before them. */
 	ksettings__restore(&a.kset);
-	sampler__close(&a.s, cfg.keep_pins);
+	sampler__close(&a.s, cfg.k.keep_pins);
 	control__close(&a.ctl);
 	if (run_dir_ok) {
 		char path[PATH_MAX];
 
-		snprintf(path, sizeof(path), "%s/status.json", cfg.run_dir);
+		snprintf(path, sizeof(path), "%s/status.json", cfg.k.run_dir);
 		unlink(path);
 	}
 	if (lock_fd >= 0)
@@ -1313,5 +1091,6 @@ out:
 	mover__free(&a.m);
 	engine__free(&a.eng);
 	policy_host__unload(&a.policy);
+	config__free(&cfg.k);
 	return err ? 1 : 0;
 }

@@ -10,10 +10,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "config.h"
 #include "sampler.h"
 #include "tracker.h"
 
-#define MAX_SPECS 64
+#define MAX_SPECS CONFIG_MAX_TARGETS
 
 struct target_specs {
 	pid_t pids[MAX_SPECS];

@@ -27,12 +27,12 @@ refused() { # REASON ARGS...: --check-config and a start both refuse ARGS, sayin
 	grep -q -- "$why" <<< "$out" || fail "the start with '$*' does not say '$why': $out"
 	echo "refused by both: $* ($why)"
 }
-refused "unknown source" --pid "$sleeper" --source bogus
+refused "source 'bogus': expected auto" --pid "$sleeper" --source bogus
 refused "fault shares its hook" --pid "$sleeper" --source fault,fault
 refused "weight '99999999999' of fault" --pid "$sleeper" --source fault:99999999999
 refused "overlap" --pid "$sleeper" --fast-nodes 0 --slow-nodes 0
 refused "1 to 15 characters" --comm abcdefghijklmnop
-refused "not an IPv4 address" --pid "$sleeper" --metrics-port 9 --metrics-addr 1.2.3
+refused "expected an IPv4 address" --pid "$sleeper" --metrics-port 9 --metrics-addr 1.2.3
 refused "a zombie" --pid "$zombie"
 refused "more than a quarter of this machine" --pid "$sleeper" --heat-entries 268435456
 refused "no user named" --comm sleep --target-user no-such-user-cxlt

@@ -29,7 +29,7 @@ jq -e '.policy.name == "hotcold"' "$work/status.json" > /dev/null || fail "statu
 
 install -m 0644 "$BUILD/tests/policies/flip.so" "$work/policies/p.so"
 kill -HUP "$agent"
-wait_log 'policy flip reloaded'
+wait_log 'reloaded: policy flip'
 wait_for 30 "the reloaded policy in the status" status_has "$work/run" '.policy.name == "flip"'
 
 kill -TERM "$agent"

@@ -216,6 +216,7 @@ static void defaults_match_the_help_text(void **state)
 	assert_int_equal(c.heat_entries, 0);
 	assert_int_equal(c.hint_period_ms, 1000);
 	assert_true(c.hint_cpu_pct == HINT_CPU_PCT_DEFAULT);
+	assert_int_equal(c.ring_kb, 4096);
 	assert_true(c.mover.rate_mbps == 256);
 	assert_int_equal(c.mover.batch, 1024);
 	assert_true(c.mover.low_wmark_pct == 2);
@@ -226,7 +227,103 @@ static void defaults_match_the_help_text(void **state)
 	assert_int_equal(c.log_level, LOG_INFO);
 	assert_false(c.observe || c.keep_pins || c.take_over);
 	assert_true(c.duration == 0);
+	assert_int_equal(c.metrics_port, 0);
+	assert_null(c.metrics_addr);
 	config__free(&c);
+}
+
+/* Flags that set no key: what to do with the settings, and the log level. */
+static const char *const run_flags[] = {"param", "policy-help", "config", "check-config",
+					"verbose", "quiet", "help"};
+
+static bool is_run_flag(const char *flag)
+{
+	for (size_t i = 0; i < sizeof(run_flags) / sizeof(run_flags[0]); i++)
+		if (!strcmp(flag, run_flags[i]))
+			return true;
+	return false;
+}
+
+/* "--flag" as a whole word in text (not the start of a longer flag). */
+static bool has_flag(const char *text, const char *dashes, const char *flag)
+{
+	size_t dl = strlen(dashes);
+
+	for (const char *p = strstr(text, dashes); p; p = strstr(p + 1, dashes)) {
+		const char *q = p + dl, *f = flag;
+
+		/* The man page escapes each '-' of the name as "\-". */
+		while (*f && *q) {
+			if (*f == '-' && dl > 2 && q[0] == '\\' && q[1] == '-')
+				q += 2, f++;
+			else if (*f == *q)
+				q++, f++;
+			else
+				break;
+		}
+		if (!*f && !(*q == '-' || *q == '\\' || (*q >= 'a' && *q <= 'z')))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * One table holds every key with its flag: each flag is in --help and the
+ * man page, each key in the sample config (commented, with its flag named)
+ * and in the full fixture, and every flag --help names sets a key or is one
+ * of the run flags.
+ */
+static void every_key_is_documented_with_its_flag(void **state)
+{
+	const char *section, *name, *flag, *build = getenv("BUILD");
+	char cmd[256], line[256], *help, *man = slurp("man/cxltierd.8"), *sample = slurp(SAMPLE);
+	char *full = slurp(FIX "full.conf");
+	size_t len = 0, cap = 1 << 16;
+	FILE *p;
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "%s/cxltierd --help", build ? build : "build");
+	assert_non_null(p = popen(cmd, "r"));
+	help = calloc(1, cap);
+	while (fgets(line, sizeof(line), p) && len + sizeof(line) < cap)
+		len += strlen(strcpy(help + len, line));
+	assert_int_equal(pclose(p), 0);
+	assert_non_null(man);
+	assert_non_null(sample);
+	for (size_t i = 0; config__key(i, &section, &name, &flag) == 0; i++) {
+		char key[96];
+
+		snprintf(key, sizeof(key), "\n# %s = ", name);
+		if (!strstr(sample, key))
+			fail_msg("[%s] %s is not in the sample config", section, name);
+		snprintf(key, sizeof(key), "\n%s = ", name);
+		if (!strstr(full, key))
+			fail_msg("[%s] %s is not in " FIX "full.conf", section, name);
+		if (!flag)
+			continue;
+		if (!has_flag(help, "--", flag))
+			fail_msg("--%s ([%s] %s) is not in cxltierd --help", flag, section, name);
+		if (!has_flag(man, "\\-\\-", flag))
+			fail_msg("--%s ([%s] %s) is not in man/cxltierd.8", flag, section, name);
+		if (!has_flag(sample, "--", flag))
+			fail_msg("--%s is not named in the sample config beside %s", flag, name);
+	}
+	for (const char *q = strstr(help, "\n  "); q; q = strstr(q + 1, "\n  ")) {
+		char word[64];
+		bool found = false;
+
+		/* An option line: "  -x, --flag ..." or "      --flag ...". */
+		if (sscanf(q, " -%*c, --%63[a-z-]", word) != 1 && sscanf(q, " --%63[a-z-]", word) != 1)
+			continue;
+		for (size_t i = 0; !found && config__key(i, &section, &name, &flag) == 0; i++)
+			found = flag && !strcmp(flag, word);
+		if (!found && !is_run_flag(word))
+			fail_msg("cxltierd --help names --%s, which sets no key", word);
+	}
+	free(help);
+	free(man);
+	free(sample);
+	free(full);
 }
 
 static void every_key_reaches_its_field(void **state)
@@ -244,6 +341,7 @@ static void every_key_reaches_its_field(void **state)
 	assert_string_equal(c.comms[0], "redis-server");
 	assert_int_equal(c.nr_cgroups, 1);
 	assert_string_equal(c.cgroups[0], "/sys/fs/cgroup/app.slice");
+	assert_string_equal(c.target_user, "redis,1001");
 	assert_string_equal(c.source, "fault-perf");
 	assert_int_equal(c.epoch_ms, 250);
 	assert_true(c.decay == 0.125);
@@ -251,6 +349,7 @@ static void every_key_reaches_its_field(void **state)
 	assert_int_equal(c.heat_entries, 65536);
 	assert_int_equal(c.hint_period_ms, 2000);
 	assert_true(c.hint_cpu_pct == 0.5);
+	assert_int_equal(c.ring_kb, 8192);
 	assert_string_equal(c.record, "/var/tmp/cxltier.trace");
 	assert_string_equal(c.policy, "hotcold");
 	assert_string_equal(c.policy_dir, "/opt/cxltier/policies");
@@ -266,6 +365,9 @@ static void every_key_reaches_its_field(void **state)
 	assert_string_equal(c.pin_dir, "/sys/fs/bpf/cxltier-test");
 	assert_string_equal(c.run_dir, "/run/cxltier-test");
 	assert_true(c.keep_pins);
+	assert_int_equal(c.metrics_port, 9464);
+	assert_string_equal(c.metrics_addr, "10.0.0.1");
+	assert_string_equal(c.metrics_textfile, "/var/lib/node-exporter");
 	assert_true(c.take_over);
 	assert_true(c.duration == 30);
 	assert_int_equal(c.log_level, LOG_DEBUG);
@@ -705,6 +807,7 @@ int main(void)
 	    cmocka_unit_test(sample_config_shows_the_real_defaults),
 	    cmocka_unit_test(defaults_match_the_help_text),
 	    cmocka_unit_test(every_key_reaches_its_field),
+	    cmocka_unit_test(every_key_is_documented_with_its_flag),
 	    cmocka_unit_test(repeatable_keys_accumulate),
 	    cmocka_unit_test(policy_parameters_are_collected),
 	    cmocka_unit_test(describe_round_trips_every_key),

@@ -85,7 +85,7 @@ static void bad_requests_are_refused_with_a_reason(void **state)
 	expect_refused("st\0tus", 6, "non-printable byte 0x00 at 2");
 	memset(big, 'a', sizeof(big));
 	expect_refused(big, sizeof(big), "longer than");
-	for (int i = 0; i < CONTROL_MAX_PARAMS + 1; i++)
+	for (int i = 0; i < CXLT_MAX_PARAMS + 1; i++)
 		strcat(many, " k=v");
 	expect_refused(many, strlen(many), "too many words");
 }

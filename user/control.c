@@ -36,9 +36,72 @@ char *control__error(const char *fmt, ...)
 	return out;
 }
 
+static int parse_rate(struct control_req *req, char **args, int n, char *err, size_t errlen)
+{
+	(void)n;
+	if (parse_double(args[0], 0.001, 1e6, &req->rate_mbps)) {
+		snprintf(err, errlen, "rate '%s': expected MiB/s, more than 0", args[0]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int parse_policy(struct control_req *req, char **args, int n, char *err, size_t errlen)
+{
+	req->policy = args[0];
+	for (int k = 1; k < n; k++) {
+		if (!strchr(args[k], '=') || args[k][0] == '=') {
+			snprintf(err, errlen, "policy parameter '%s': expected KEY=VALUE", args[k]);
+			return -EINVAL;
+		}
+		req->params[req->nr_params++] = args[k];
+	}
+	return 0;
+}
+
+const struct control_command control__commands[CTL_NR_CMDS] = {
+	{ "status", CTL_STATUS, 0, 0, "", "no arguments",
+	  "nodes, sampler, policy, per-target placement and counters", CTL_REPLY_OBJECT, NULL },
+	{ "targets", CTL_TARGETS, 0, 0, "", "no arguments",
+	  "the managed processes and where their pages are", CTL_REPLY_ARRAY, NULL },
+	{ "metrics", CTL_METRICS, 0, 0, "", "no arguments", "Prometheus text format",
+	  CTL_REPLY_TEXT, NULL },
+	{ "pause", CTL_PAUSE, 0, 0, "", "no arguments", "stop migrating (sampling goes on)",
+	  CTL_REPLY_OBJECT, NULL },
+	{ "resume", CTL_RESUME, 0, 0, "", "no arguments", "migrate again", CTL_REPLY_OBJECT, NULL },
+	{ "rate", CTL_RATE, 1, 1, "MBPS", "one number: MiB/s", "change the migration budget",
+	  CTL_REPLY_OBJECT, parse_rate },
+	{ "policy", CTL_POLICY, 1, CXLT_MAX_PARAMS + 1, "NAME|PATH [KEY=VALUE...]",
+	  "a name or path, then KEY=VALUE parameters",
+	  "switch policy (the old one stays if the new is refused)", CTL_REPLY_OBJECT,
+	  parse_policy },
+	{ "reload", CTL_RELOAD, 0, 0, "", "no arguments",
+	  "read the settings and the policy again, as SIGHUP does", CTL_REPLY_OBJECT, NULL },
+};
+
+const struct control_command *control__command(const char *name)
+{
+	for (int i = 0; i < CTL_NR_CMDS; i++)
+		if (!strcmp(control__commands[i].name, name))
+			return &control__commands[i];
+	return NULL;
+}
+
+static void list_commands(char *buf, size_t len)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < CTL_NR_CMDS && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s%s%s", i ? ", " : "",
+				control__commands[i].name, *control__commands[i].args ? " " : "",
+				control__commands[i].args);
+}
+
 int control__parse(const char *buf, size_t len, struct control_req *req, char *err, size_t errlen)
 {
-	char *words[CXLT_MAX_PARAMS + 2], *save, *w;
+	char *words[CXLT_MAX_PARAMS + 2], *save, *w, list[256];
+	const struct control_command *c;
 	int n = 0;
 
 	memset(req, 0, sizeof(*req));
@@ -64,46 +127,21 @@ int control__parse(const char *buf, size_t len, struct control_req *req, char *e
 		}
 		words[n++] = w;
 	}
+	list_commands(list, sizeof(list));
 	if (!n) {
-		snprintf(err, errlen, "empty request (status, targets, metrics, pause, resume, rate MBPS, policy NAME [KEY=VALUE...])");
+		snprintf(err, errlen, "empty request (%s)", list);
 		return -EINVAL;
 	}
-	static const struct { const char *name; enum control_cmd cmd; int min, max; } cmds[] = {
-		{ "status", CTL_STATUS, 1, 1 }, { "targets", CTL_TARGETS, 1, 1 },
-		{ "metrics", CTL_METRICS, 1, 1 }, { "pause", CTL_PAUSE, 1, 1 },
-		{ "resume", CTL_RESUME, 1, 1 }, { "rate", CTL_RATE, 2, 2 },
-		{ "policy", CTL_POLICY, 2, CXLT_MAX_PARAMS + 2 },
-	};
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
-		if (strcmp(words[0], cmds[i].name))
-			continue;
-		if (n < cmds[i].min || n > cmds[i].max) {
-			snprintf(err, errlen, "'%s' takes %s", cmds[i].name,
-				 cmds[i].cmd == CTL_RATE ? "one number: MiB/s" :
-				 cmds[i].cmd == CTL_POLICY ? "a name or path, then KEY=VALUE parameters" :
-				 "no arguments");
-			return -EINVAL;
-		}
-		req->cmd = cmds[i].cmd;
-		if (req->cmd == CTL_RATE && parse_double(words[1], 0.001, 1e6, &req->rate_mbps)) {
-			snprintf(err, errlen, "rate '%s': expected MiB/s, more than 0", words[1]);
-			return -EINVAL;
-		}
-		if (req->cmd == CTL_POLICY) {
-			req->policy = words[1];
-			for (int k = 2; k < n; k++) {
-				if (!strchr(words[k], '=') || words[k][0] == '=') {
-					snprintf(err, errlen, "policy parameter '%s': expected KEY=VALUE", words[k]);
-					return -EINVAL;
-				}
-				req->params[req->nr_params++] = words[k];
-			}
-		}
-		return 0;
+	if (!(c = control__command(words[0]))) {
+		snprintf(err, errlen, "unknown request '%.64s' (%s)", words[0], list);
+		return -EINVAL;
 	}
-	snprintf(err, errlen, "unknown request '%.64s' (status, targets, metrics, pause, resume, rate, policy)",
-		 words[0]);
-	return -EINVAL;
+	if (n - 1 < c->min_args || n - 1 > c->max_args) {
+		snprintf(err, errlen, "'%s' takes %s", c->name, c->takes);
+		return -EINVAL;
+	}
+	req->cmd = c->cmd;
+	return c->parse ? c->parse(req, words + 1, n - 1, err, errlen) : 0;
 }
 
 static int listen_unix(struct control *c, const char *run_dir)

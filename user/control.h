@@ -6,9 +6,8 @@
  * Prometheus; and an optional metrics file for node_exporter's textfile
  * collector (DIR/cxltier.prom, replaced atomically each epoch).
  *
- * Requests (ASCII words, one line, at most CONTROL_MAX_LINE bytes):
- *   status | targets | metrics | pause | resume | rate MBPS |
- *   policy NAME|PATH [KEY=VALUE ...]
+ * Requests (ASCII words, one line, at most CONTROL_MAX_LINE bytes): the
+ * rows of control__commands below, such as "rate 128".
  * Replies: JSON ({"ok": false, "error": "..."} on failure); metrics: text.
  */
 #ifndef CXLT_CONTROL_H
@@ -25,7 +24,10 @@
 
 enum control_cmd {
 	CTL_STATUS, CTL_TARGETS, CTL_METRICS, CTL_PAUSE, CTL_RESUME, CTL_RATE, CTL_POLICY,
+	CTL_RELOAD,
 };
+/* The agent's handle_request switches over every cmd: -Wswitch finds a missing one. */
+#define CTL_NR_CMDS (CTL_RELOAD + 1)
 
 struct control_req {
 	enum control_cmd cmd;
@@ -35,6 +37,28 @@ struct control_req {
 	int nr_params;
 	char line[CONTROL_MAX_LINE + 1];	/* the words point in here */
 };
+
+/* What a command's reply is: cxltierctl refuses a reply of another shape. */
+enum control_reply { CTL_REPLY_OBJECT, CTL_REPLY_ARRAY, CTL_REPLY_TEXT };
+
+/*
+ * The requests, one row each: the socket's parser, the agent's handlers
+ * (one per cmd) and cxltierctl's usage and reply checks all read this table.
+ */
+struct control_command {
+	const char *name;
+	enum control_cmd cmd;
+	int min_args, max_args;	/* words after the name */
+	const char *args;	/* as usage shows them, "" for none */
+	const char *takes;	/* finishes "'NAME' takes ..." when they are wrong */
+	const char *help;	/* one line */
+	enum control_reply reply;
+	/* Checks and stores the arguments; NULL: none to check.  Message in err. */
+	int (*parse)(struct control_req *req, char **args, int n, char *err, size_t errlen);
+};
+
+extern const struct control_command control__commands[CTL_NR_CMDS];
+const struct control_command *control__command(const char *name);
 
 /* Parses one request; -EINVAL with a message naming what is wrong. */
 int control__parse(const char *buf, size_t len, struct control_req *req, char *err, size_t errlen);

@@ -24,19 +24,14 @@
 #include "status.h"
 #include "util.h"
 
-static const char usage_text[] =
+static const char usage_head[] =
 "Usage: cxltierctl [OPTIONS] COMMAND [ARGS]\n"
 "\n"
 "Talks to the running cxltierd over its control socket (root only).\n"
 "\n"
-"Commands:\n"
-"  status               nodes, sampler, policy, per-target placement and counters\n"
-"  top                  status, refreshed every second (q or Ctrl-C quits)\n"
-"  targets              the managed processes and where their pages are\n"
-"  pause | resume       stop / restart migrating (sampling goes on)\n"
-"  rate MBPS            change the migration budget\n"
-"  policy NAME|PATH [KEY=VALUE...]   switch policy (the old one stays if the new is refused)\n"
-"  metrics              Prometheus text format\n"
+"Commands:\n";
+
+static const char usage_tail[] =
 "\n"
 "Options:\n"
 "  -j, --json           machine-readable output\n"
@@ -51,6 +46,26 @@ static const char usage_text[] =
 "  sudo cxltierctl rate 128\n"
 "  sudo cxltierctl status --json | jq '.targets[] | {pid, pages_fast, pages_slow}'\n"
 "  sudo bpftool map dump pinned " CXLT_PIN_DIR "/cxlt_heat   # raw heat map\n";
+
+/* The agent's requests from its table, and top, which is this client's own. */
+static void usage(FILE *f)
+{
+	fputs(usage_head, f);
+	for (int i = 0; i < CTL_NR_CMDS; i++) {
+		const struct control_command *c = &control__commands[i];
+		char words[64];
+
+		snprintf(words, sizeof(words), "%s%s%s", c->name, *c->args ? " " : "", c->args);
+		/* A long synopsis gets a line of its own. */
+		if (strlen(words) > 20)
+			fprintf(f, "  %s\n  %-20s %s\n", words, "", c->help);
+		else
+			fprintf(f, "  %-20s %s\n", words, c->help);
+		if (c->cmd == CTL_STATUS)
+			fprintf(f, "  %-20s %s\n", "top", "status, refreshed every second (q or Ctrl-C quits)");
+	}
+	fputs(usage_tail, f);
+}
 
 /*
  * Every string of a reply is printed through here: names come from the
@@ -378,7 +393,8 @@ static int cmd_top(const char *run_dir, const char *pin_dir)
 }
 
 /* The other commands: one request, print the reply. */
-static int cmd_simple(const char *run_dir, int argc, char **argv, bool json)
+static int cmd_simple(const char *run_dir, const struct control_command *c, int argc, char **argv,
+		      bool json)
 {
 	char line[CONTROL_MAX_LINE + 1] = "";
 	struct json_object *o;
@@ -397,7 +413,7 @@ static int cmd_simple(const char *run_dir, int argc, char **argv, bool json)
 	reply = request(run_dir, line);
 	if (!reply)
 		return 1;
-	if (!strcmp(argv[0], "metrics")) {
+	if (c->reply == CTL_REPLY_TEXT) {
 		/* Text lines as they come; any other byte escaped, as str_escape does. */
 		for (const unsigned char *p = (const unsigned char *)reply; *p; p++) {
 			if (*p == '\n' || (*p >= 0x20 && *p <= 0x7e))
@@ -414,8 +430,8 @@ static int cmd_simple(const char *run_dir, int argc, char **argv, bool json)
 		fprintf(stderr, "cxltierctl: the agent's reply is not JSON\n");
 		return 1;
 	}
-	rc = check_reply(o, !strcmp(argv[0], "targets") ? json_type_array : json_type_object,
-			 !strcmp(argv[0], "targets") ? "a list of targets" : "an answer");
+	rc = check_reply(o, c->reply == CTL_REPLY_ARRAY ? json_type_array : json_type_object,
+			 c->reply == CTL_REPLY_ARRAY ? "a list" : "an answer");
 	if (!rc) {
 		if (json || !json_object_object_get_ex(o, "done", NULL))
 			puts(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
@@ -436,7 +452,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	static const char *const known[] = { "targets", "pause", "resume", "rate", "policy", "metrics" };
+	const struct control_command *c;
 	const char *run_dir = CXLT_RUN_DIR, *pin_dir = CXLT_PIN_DIR;
 	bool json = false;
 	int opt;
@@ -446,12 +462,12 @@ int main(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'R': run_dir = optarg; break;
 		case 'B': pin_dir = optarg; break;
-		case 'h': fputs(usage_text, stdout); return 0;
+		case 'h': usage(stdout); return 0;
 		default: fprintf(stderr, "Try 'cxltierctl --help'.\n"); return 2;
 		}
 	}
 	if (optind >= argc) {
-		fputs(usage_text, stderr);
+		usage(stderr);
 		return 2;
 	}
 	/* Options may also follow the command (cxltierctl status --json). */
@@ -466,9 +482,8 @@ int main(int argc, char **argv)
 		return cmd_status(run_dir, pin_dir, json, false);
 	if (!strcmp(argv[optind], "top"))
 		return cmd_top(run_dir, pin_dir);
-	for (size_t i = 0; i < ARRAY_SIZE(known); i++)
-		if (!strcmp(argv[optind], known[i]))
-			return cmd_simple(run_dir, argc - optind, argv + optind, json);
+	if ((c = control__command(argv[optind])))
+		return cmd_simple(run_dir, c, argc - optind, argv + optind, json);
 	fprintf(stderr, "cxltierctl: unknown command '%s'\nTry 'cxltierctl --help'.\n", argv[optind]);
 	return 2;
 }

@@ -439,6 +439,8 @@ struct agent {
 	uint64_t log_every;
 	double epoch_t0;	/* when the epoch in flight began */
 	int drained;		/* heat entries the epoch in flight took in */
+	int argc;		/* the command line, read again by a reload */
+	char **argv;
 };
 
 /* source auto, after pmu: our own DAMON vaddr kdamond, if no one else uses DAMON. */
@@ -639,23 +641,23 @@ static int swap_policy(struct agent *a, const char *name, const char *dir, char 
  * everything running stays.  The heat history stays either way; targets,
  * sampler and topology settings take a restart.
  */
-static void reload(struct agent *a, int argc, char **argv)
+static int reload(struct agent *a)
 {
 	struct config fresh = { 0 };
 	struct agent_config *k = &a->cfg->k;
 	char err[512];
 
-	pr_info("SIGHUP: reloading %s", a->cfg->config_path ? a->cfg->config_path : "the policy");
-	if (read_settings(argc, argv, &fresh, true, err, sizeof(err))) {
+	pr_info("reloading %s", a->cfg->config_path ? a->cfg->config_path : "the policy");
+	if (read_settings(a->argc, a->argv, &fresh, true, err, sizeof(err))) {
 		pr_warn("reload refused: %s; the running configuration stays", err);
-		return;
+		return -EINVAL;
 	}
 	if (!fresh.k.policy_dir)
 		fresh.k.policy_dir = strdup(k->policy_dir);
 	if (swap_policy(a, fresh.k.policy, fresh.k.policy_dir, fresh.k.params, fresh.k.nr_params,
 			"reload")) {
 		config__free(&fresh.k);
-		return;
+		return -EINVAL;
 	}
 	a->m.opts = fresh.k.mover;
 	/* The running config keeps its own strings: the target specs point into them. */
@@ -674,6 +676,7 @@ static void reload(struct agent *a, int argc, char **argv)
 	pr_info("reloaded: policy %s, %.0f MiB/s, watermarks %.1f%%/%.1f%%, ping-pong %u epochs",
 		a->policy.ops->name, a->m.opts.rate_mbps, a->m.opts.low_wmark_pct,
 		a->m.opts.high_wmark_pct, a->m.opts.pingpong_epochs);
+	return 0;
 }
 
 static char *reply_json(struct json_object *o)
@@ -694,7 +697,7 @@ static char *reply_ok(const char *what)
 	return reply_json(o);
 }
 
-/* Control socket requests (parsed and vetted by control.c; the peer is root). */
+/* Control socket requests (control__commands in control.c parses and vets them; the peer is root). */
 static char *handle_request(void *ctx, const struct control_req *req)
 {
 	struct agent *a = ctx;
@@ -730,6 +733,13 @@ static char *handle_request(void *ctx, const struct control_req *req)
 			return control__error("policy %s refused (see the agent's log for why); keeping %s",
 					      req->policy, a->policy.ops->name);
 		snprintf(what, sizeof(what), "policy %s", a->policy.ops->name);
+		return reply_ok(what);
+	case CTL_RELOAD:
+		pr_info("control: reload");
+		if (reload(a))
+			return control__error("reload refused (see the agent's log for why); the running configuration stays");
+		snprintf(what, sizeof(what), "reloaded: policy %s, %.0f MiB/s", a->policy.ops->name,
+			 a->m.opts.rate_mbps);
 		return reply_ok(what);
 	}
 	return control__error("unhandled request");
@@ -816,7 +826,8 @@ int main(int argc, char **argv)
 	struct sampler_opts so = { 0 };
 	static struct recorder rec;
 	char policy_dir[PATH_MAX], state_path[600], why[512];
-	struct agent a = { .cfg = &cfg, .ctl = { .sock_fd = -1, .textfile_dir = -1 } };
+	struct agent a = { .cfg = &cfg, .ctl = { .sock_fd = -1, .textfile_dir = -1 },
+			   .argc = argc, .argv = argv };
 	int err, rec_err, lock_fd = -1, sfd = -1;
 	bool run_dir_ok = false;
 	double start, next;
@@ -1039,7 +1050,8 @@ int main(int argc, char **argv)
 		wait_until(sfd, &a, end && end < next ? end : next);
 		if (reload_requested) {
 			reload_requested = 0;
-			reload(&a, argc, argv);
+			pr_info("SIGHUP: reload");
+			reload(&a);
 			continue;
 		}
 		if (stop_requested || (end && now_sec() >= end))

@@ -52,7 +52,14 @@ grep -q "reload refused: .*good.conf:.*rate_mbps = fast.*; the running configura
 	fail "bad reload not refused clearly"
 "$BUILD/cxltierctl" --run-dir "$work/run" status --json | jq -e '.agent.rate_mbps == 32' > /dev/null ||
 	fail "a refused reload changed the running settings"
-sed -i 's/rate_mbps = fast/rate_mbps = 32/' "$work/good.conf"
+# cxltierctl reload does the same and answers whether it worked.
+out=$("$BUILD/cxltierctl" --run-dir "$work/run" reload 2>&1) && fail "cxltierctl reload of a bad file succeeded: $out"
+grep -q "reload refused" <<< "$out" || fail "cxltierctl reload does not say it was refused: $out"
+sed -i 's/rate_mbps = fast/rate_mbps = 16/' "$work/good.conf"
+out=$("$BUILD/cxltierctl" --run-dir "$work/run" reload) || fail "cxltierctl reload failed: $out"
+grep -q "reloaded: policy hotcold, 16 MiB/s" <<< "$out" || fail "cxltierctl reload answered: $out"
+"$BUILD/cxltierctl" --run-dir "$work/run" status --json | jq -e '.agent.rate_mbps == 16' > /dev/null ||
+	fail "cxltierctl reload did not apply the file"
 kill -TERM "$agent"
 wait "$agent" || fail "cxltierd exited $?"
 agent=""

@@ -90,6 +90,33 @@ static void bad_requests_are_refused_with_a_reason(void **state)
 	expect_refused(many, strlen(many), "too many words");
 }
 
+/* Each row of the command table is in the table's order, and documented in the man page. */
+static void every_command_is_documented(void **state)
+{
+	FILE *f = fopen("man/cxltierctl.8", "r");
+	static char man[1 << 16];
+	size_t n;
+
+	(void)state;
+	assert_non_null(f);
+	n = fread(man, 1, sizeof(man) - 1, f);
+	man[n] = '\0';
+	fclose(f);
+	for (int i = 0; i < CTL_NR_CMDS; i++) {
+		const struct control_command *c = &control__commands[i];
+		char b[64], bi[64], br[64];
+
+		assert_int_equal(c->cmd, i);
+		assert_ptr_equal(control__command(c->name), c);
+		snprintf(b, sizeof(b), "\n.B %s\n", c->name);
+		snprintf(bi, sizeof(bi), "\n.BI %s ", c->name);
+		snprintf(br, sizeof(br), "\n.BR %s ", c->name);
+		if (!strstr(man, b) && !strstr(man, bi) && !strstr(man, br))
+			fail_msg("'%s' is not in man/cxltierctl.8", c->name);
+	}
+	assert_null(control__command("top"));
+}
+
 static void names_are_escaped(void **state)
 {
 	char out[STR_ESCAPED_SIZE(16)], small[8];
@@ -204,6 +231,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(valid_requests_parse),
 		cmocka_unit_test(bad_requests_are_refused_with_a_reason),
+		cmocka_unit_test(every_command_is_documented),
 		cmocka_unit_test(names_are_escaped),
 		cmocka_unit_test(metric_labels_are_escaped),
 		cmocka_unit_test(slow_clients_never_hold_the_loop),

@@ -21,6 +21,7 @@ enum cxlt_source {
 	CXLT_SRC_FAULT = 1,	/* page fault (first touch) */
 	CXLT_SRC_HINT = 2,	/* protection fault: NUMA hint fault */
 	CXLT_SRC_PMU = 3,	/* hardware memory sample (PEBS / IBS) */
+	CXLT_NR_SOURCES		/* one past the last: arrays by source */
 };
 
 struct cxlt_page_key {

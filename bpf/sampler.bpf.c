@@ -39,7 +39,7 @@ char LICENSE[] SEC("license") = "GPL";
 
 const volatile bool record = false;
 /* Weight of a sample by enum cxlt_source, when several sources run together (0 = 1). */
-const volatile __u32 src_weight[4] = {};
+const volatile __u32 src_weight[CXLT_NR_SOURCES] = {};
 /* Number of entries in cxlt_cgroups; 0 skips the cgroup lookup. */
 volatile __u32 nr_cgroups = 0;
 
@@ -97,7 +97,7 @@ static __always_inline int cxlt_count(__u64 addr, __u16 source)
 	struct cxlt_page_key key = {};
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	bool hint = source == CXLT_SRC_HINT;
-	__u32 w = source < 4 && src_weight[source] ? src_weight[source] : 1;
+	__u32 w = source < CXLT_NR_SOURCES && src_weight[source] ? src_weight[source] : 1;
 
 	stat_inc(CXLT_STAT_SEEN);
 	/* Kernel addresses (top bit set; IBS samples kernel ops before 6.14) are not ours to tier. */

@@ -50,6 +50,7 @@
 #include "config.h"
 #include "ksettings.h"
 #include "sampler.h"
+#include "sources.h"
 #include "status.h"
 #include "util.h"
 
@@ -99,7 +100,7 @@ static const struct key_def keys[] = {
     {"targets", "target_user", "target-user", 0, K_STR, OFF(target_user), 0, 0,
      "user names or ids, a comma list, such as redis,1001"},
     {"sampler", "source", "source", 's', K_SOURCE, OFF(source), 0, 0,
-     "auto, pmu, hint, fault, fault-perf, damon, damon-vaddr or damon-paddr, or several with weights such as pmu:4,hint:1"},
+     NULL /* sources__parse says what is wrong */},
     {"sampler", "epoch_ms", "epoch-ms", 'e', K_U32, OFF(epoch_ms), 10, 3600000,
      "milliseconds from 10 to 3600000"},
     {"sampler", "decay", "decay", 0, K_DOUBLE, OFF(decay), 0, 1, "a number from 0 to 1"},
@@ -148,9 +149,6 @@ static const struct key_def keys[] = {
 
 static const char *const sections[] = {"topology", "targets", "sampler",
 				       "policy",   "mover",   "output"};
-
-static const char *const sources[] = {"auto",	"pmu",	       "hint",	     "fault",
-				      "fault-perf", "damon", "damon-vaddr", "damon-paddr"};
 
 static const struct {
 	const char *name;
@@ -435,40 +433,11 @@ static int set_param(struct agent_config *c, const char *key, const char *value,
 	return 0;
 }
 
-/* "name[:weight],..." with known names (not auto); the sampler checks the rest. */
-static bool source_list_ok(const char *value)
-{
-	static const char *const names[] = { "pmu", "hint", "fault", "fault-perf" };
-	const char *p = value;
-
-	while (*p) {
-		size_t len = strcspn(p, ":,"), i;
-
-		for (i = 0; i < ARRAY_SIZE(names); i++)
-			if (strlen(names[i]) == len && !strncmp(p, names[i], len))
-				break;
-		if (i == ARRAY_SIZE(names))
-			return false;
-		p += len;
-		if (*p == ':') {
-			p++;
-			if (*p < '1' || *p > '9')
-				return false;
-			while (*p >= '0' && *p <= '9')
-				p++;
-		}
-		if (*p == ',' && p[1])
-			p++;
-		else if (*p)
-			return false;
-	}
-	return true;
-}
-
 static int set_value(struct agent_config *c, const struct key_def *k, const char *value, char *err,
 		     size_t errlen)
 {
 	struct in_addr addr;
+	char why[400];
 	uint64_t mask, u;
 	double d;
 	bool b;
@@ -489,13 +458,15 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 		if (!*value)
 			goto bad;
 		return set_string(str_field(c, k), value);
-	case K_SOURCE:
-		for (size_t i = 0; i < ARRAY_SIZE(sources); i++)
-			if (!strcmp(value, sources[i]))
-				return set_string(str_field(c, k), value);
-		if (source_list_ok(value))
-			return set_string(str_field(c, k), value);
-		goto bad;
+	case K_SOURCE: {
+		struct source_list list;
+
+		if (sources__parse(value, &list, why, sizeof(why))) {
+			say(err, errlen, "%s", why);
+			return -EINVAL;
+		}
+		return set_string(str_field(c, k), value);
+	}
 	case K_NODES:
 		if (!*value || parse_nodelist(value, &mask) || !mask)
 			goto bad;

@@ -1014,8 +1014,8 @@ int main(int argc, char **argv)
 
 	a.eng = (struct engine){ .topo = &a.topo, .tr = &a.tr, .m = &a.m,
 				 .policy = &a.policy, .epoch_ms = cfg.k.epoch_ms };
-	/* Page faults alone see first touches only; PMU samples and hint faults repeat. */
-	if (sampler__has_source(&a.s, "pmu") || sampler__has_source(&a.s, "hint") || a.use_damon)
+	/* Page faults alone see first touches only; PMU samples, hint faults and DAMON repeat. */
+	if (sampler__repeats(&a.s) || a.use_damon)
 		a.eng.source_flags |= CXLT_SOURCE_REPEATS;
 	a.st.run_dir = cfg.k.run_dir;
 	a.st.topo = &a.topo;

@@ -17,6 +17,7 @@
 
 #include "kmigrate.h"
 #include "sampler.h"
+#include "sources.h"
 #include "sampler.skel.h"
 #include "util.h"
 
@@ -404,76 +405,38 @@ static int pin_programs(struct sampler *s)
 	return 0;
 }
 
-/* A list of sources with weights ("pmu:4,hint:1"), checked. */
-struct source_list {
-	int n;
-	struct { char name[16]; unsigned weight; } e[4];
-	unsigned weight[4];	/* by enum cxlt_source */
-};
-
-static int parse_source_list(const char *src, struct source_list *l)
-{
-	static const char *const names[] = { "pmu", "hint", "fault", "fault-perf" };
-	char buf[128], *tok, *save;
-	bool tp = false, perf = false;
-
-	memset(l, 0, sizeof(*l));
-	snprintf(buf, sizeof(buf), "%s", src);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *colon = strchr(tok, ':');
-		int w = 1, k;
-
-		if (l->n == 4) {
-			pr_err("--source '%s': at most four sources", src);
-			return -EINVAL;
-		}
-		if (colon) {
-			*colon = '\0';
-			if (parse_int(colon + 1, 1, 1000, &w)) {
-				pr_err("--source '%s': weight '%s' of %s is not a number from 1 to 1000",
-				       src, colon + 1, tok);
-				return -EINVAL;
-			}
-		}
-		for (k = 0; k < 4 && strcmp(tok, names[k]); k++)
-			;
-		if (k == 4) {
-			pr_err("--source '%s': unknown source '%s' (pmu, hint, fault, fault-perf; auto only alone)",
-			       src, tok);
-			return -EINVAL;
-		}
-		/* Two sources on one hook would count every event twice under one weight. */
-		if (((k == 1 || k == 2) && tp) || ((k == 0 || k == 3) && perf)) {
-			pr_err("--source '%s': %s shares its hook with another source in the list (fault and hint are one tracepoint; pmu and fault-perf one perf_event program)",
-			       src, tok);
-			return -EINVAL;
-		}
-		tp |= k == 1 || k == 2;
-		perf |= k == 0 || k == 3;
-		snprintf(l->e[l->n].name, sizeof(l->e[l->n].name), "%s", tok);
-		l->e[l->n++].weight = w;
-		if (k == 1 || k == 2)
-			l->weight[CXLT_SRC_FAULT] = l->weight[CXLT_SRC_HINT] = w;
-		else
-			l->weight[CXLT_SRC_PMU] = w;
-	}
-	return l->n ? 0 : -EINVAL;
-}
-
 int sampler__check_source(const char *src)
 {
-	static const char *const single[] = { "auto", "pmu", "hint", "fault", "fault-perf",
-					      "damon", "damon-vaddr", "damon-paddr" };
 	struct source_list list;
+	char why[400];
+	int err = sources__parse(src, &list, why, sizeof(why));
 
-	if (strchr(src, ',') || strchr(src, ':'))
-		return parse_source_list(src, &list);
-	for (size_t i = 0; i < sizeof(single) / sizeof(single[0]); i++)
-		if (!strcmp(src, single[i]))
-			return 0;
-	pr_err("--source '%s': unknown source (auto, pmu, hint, fault, fault-perf, damon, damon-vaddr, "
-	       "damon-paddr, or a weighted list such as pmu:4,hint:1)", src);
-	return -EINVAL;
+	if (err)
+		pr_err("--source '%s': %s", src, why);
+	return err;
+}
+
+/* The attach of each source, by its hook (and, on the perf hook, its kind). */
+static int attach_source(struct sampler *s, const struct sampler_opts *o,
+			 const struct source_def *d)
+{
+	if (d->hook == HOOK_PERF)
+		return d->kind == CXLT_SRC_PMU ? attach_pmu(s, o) : attach_fault_perf(s);
+	return attach_fault(s);
+}
+
+static void attached(struct sampler *s, const char *name)
+{
+	if (s->nr_attached < SOURCES_MAX_LIST)
+		s->attached[s->nr_attached++] = sources__find(name);
+}
+
+bool sampler__repeats(const struct sampler *s)
+{
+	for (int i = 0; i < s->nr_attached; i++)
+		if (s->attached[i] && s->attached[i]->repeats)
+			return true;
+	return false;
 }
 
 bool sampler__has_source(const struct sampler *s, const char *name)
@@ -487,7 +450,7 @@ bool sampler__has_source(const struct sampler *s, const char *name)
 }
 
 static int open_and_load(struct sampler *s, const struct sampler_opts *o, bool use_btf,
-			 const unsigned weight[4])
+			 const unsigned weight[CXLT_NR_SOURCES])
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = s->pin_dir);
 	int err;
@@ -496,7 +459,7 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *o, bool u
 	if (!s->skel)
 		return -errno;
 	s->skel->rodata->record = o->record;
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < CXLT_NR_SOURCES; i++)
 		s->skel->rodata->src_weight[i] = weight[i];
 	if (o->ring_bytes)
 		bpf_map__set_max_entries(s->skel->maps.cxlt_samples, o->ring_bytes);
@@ -535,6 +498,7 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 {
 	const char *src = o->source ? o->source : "auto";
 	bool many = strchr(src, ',') || strchr(src, ':');
+	unsigned weight[CXLT_NR_SOURCES] = { 0 };
 	struct source_list list = { 0 };
 	int err;
 
@@ -542,10 +506,16 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 	snprintf(s->pin_dir, sizeof(s->pin_dir), "%s", o->pin_dir ? o->pin_dir : CXLT_PIN_DIR);
 	libbpf_set_print(libbpf_print);
 
-	if (many && parse_source_list(src, &list))
+	if (sampler__check_source(src))
 		return -EINVAL;
-	if (!many && sampler__check_source(src))
-		return -EINVAL;
+	sources__parse(src, &list, s->source_why, sizeof(s->source_why));
+	/* Sources on one hook share its weight: the program cannot tell them apart. */
+	for (int i = 0; many && i < list.n; i++) {
+		if (list.def[i]->hook == HOOK_FAULT_TP)
+			weight[CXLT_SRC_FAULT] = weight[CXLT_SRC_HINT] = list.weight[i];
+		else
+			weight[CXLT_SRC_PMU] = list.weight[i];
+	}
 	if ((err = sampler__ensure_bpffs(s->pin_dir)))
 		return err;
 	if (mkdir(s->pin_dir, 0700) && errno != EEXIST) {
@@ -553,10 +523,10 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 		pr_err("cannot create pin directory %s: %s", s->pin_dir, strerror(errno));
 		return err;
 	}
-	err = open_and_load(s, o, true, list.weight);
+	err = open_and_load(s, o, true, weight);
 	if (err && err != -ENOMEM) {
 		pr_info("tp_btf programs do not load here (%s): using raw_tp", strerror(-err));
-		err = open_and_load(s, o, false, list.weight);
+		err = open_and_load(s, o, false, weight);
 	}
 	if (err == -ENOMEM) {
 		pr_err("cannot create the BPF maps: out of memory (the heat map has %u entries; try a smaller --heat-entries)",
@@ -598,17 +568,16 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 		size_t off = 0;
 
 		for (int i = 0; i < list.n; i++) {
-			const char *name = list.e[i].name;
+			const struct source_def *d = list.def[i];
 
-			err = !strcmp(name, "pmu") ? attach_pmu(s, o) :
-			      !strcmp(name, "fault-perf") ? attach_fault_perf(s) : attach_fault(s);
-			if (err) {
-				pr_err("cannot attach source %s: %s", name,
-				       !strcmp(name, "pmu") ? s->pmu.why : strerror(-err));
+			if ((err = attach_source(s, o, d))) {
+				pr_err("cannot attach source %s: %s", d->name,
+				       d->kind == CXLT_SRC_PMU ? s->pmu.why : strerror(-err));
 				goto fail;
 			}
+			attached(s, d->name);
 			off += snprintf(s->source + off, sizeof(s->source) - off, "%s%s:%u",
-					i ? "," : "", name, list.e[i].weight);
+					i ? "," : "", d->name, list.weight[i]);
 		}
 		snprintf(s->source_why, sizeof(s->source_why), "%d sources together, samples weighted", list.n);
 		return 0;
@@ -617,6 +586,7 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 		err = attach_pmu(s, o);
 		if (!err) {
 			snprintf(s->source, sizeof(s->source), "pmu");
+			attached(s, "pmu");
 			return 0;
 		}
 		if (!strcmp(src, "pmu")) {
@@ -641,6 +611,7 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 				 "; %s; first touches from the page-fault tracepoint", why);
 			err = attach_fault(s);
 			snprintf(s->source, sizeof(s->source), "damon");
+			attached(s, "damon");
 			if (err) {
 				pr_err("cannot attach the page-fault hook: %s", strerror(-err));
 				goto fail;
@@ -667,6 +638,7 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 		pr_err("cannot attach source %s: %s", s->source, strerror(-err));
 		goto fail;
 	}
+	attached(s, s->source);
 	return 0;
 fail:
 	sampler__close(s, false);

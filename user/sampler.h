@@ -12,6 +12,7 @@
 
 #include "cxltier.h"
 #include "pmu.h"
+#include "sources.h"
 #include "tracker.h"
 
 #define CXLT_PIN_DIR "/sys/fs/bpf/cxltier"
@@ -55,6 +56,8 @@ struct sampler {
 	char pin_dir[256];
 	char source[64];	/* what is attached: a name, or "name:weight,..." */
 	char source_why[400];	/* why that one */
+	const struct source_def *attached[SOURCES_MAX_LIST];
+	int nr_attached;
 	int heat_fd, targets_fd, cgroups_fd, stats_fd;
 	uint32_t nr_cgroups;
 	struct cxlt_page_key *keys;
@@ -78,6 +81,8 @@ struct sampler {
 int sampler__open(struct sampler *s, const struct sampler_opts *o);
 /* Whether --source SRC names sources this agent knows, as a start checks it; logs why not. */
 int sampler__check_source(const char *src);
+/* Whether an attached source samples pages again and again (not first touches only). */
+bool sampler__repeats(const struct sampler *s);
 /* Whether the named source is among those attached. */
 bool sampler__has_source(const struct sampler *s, const char *name);
 void sampler__close(struct sampler *s, bool keep_pins);

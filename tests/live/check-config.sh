@@ -27,7 +27,7 @@ refused() { # REASON ARGS...: --check-config and a start both refuse ARGS, sayin
 	grep -q -- "$why" <<< "$out" || fail "the start with '$*' does not say '$why': $out"
 	echo "refused by both: $* ($why)"
 }
-refused "source 'bogus': expected auto" --pid "$sleeper" --source bogus
+refused "unknown source 'bogus' (auto, pmu" --pid "$sleeper" --source bogus
 refused "fault shares its hook" --pid "$sleeper" --source fault,fault
 refused "weight '99999999999' of fault" --pid "$sleeper" --source fault:99999999999
 refused "overlap" --pid "$sleeper" --fast-nodes 0 --slow-nodes 0
@@ -40,7 +40,7 @@ refused "no user named" --comm sleep --target-user no-such-user-cxlt
 # From a file too, as the unit's reload check runs it.
 printf '[targets]\npid = %s\n[sampler]\nsource = bogus\n' "$sleeper" > "$work/bad.conf"
 chmod 0644 "$work/bad.conf"
-refused "source = bogus: expected auto" --config "$work/bad.conf"
+refused "source = bogus: unknown source 'bogus'" --config "$work/bad.conf"
 
 out=$("$BUILD/cxltierd" --check-config --pid "$sleeper" --source fault --target-user root 2>&1) ||
 	fail "a good configuration was refused: $out"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "replay.h"
+#include "sources.h"
 #include "util.h"
 
 /*
@@ -32,7 +33,6 @@ int close_output(FILE *f, const char *name)
 
 int to_csv(const char *path, const struct trace *t, const char *out)
 {
-	static const char *const src[] = { "?", "fault", "hint", "pmu" };
 	FILE *f = out ? fopen(out, "w") : stdout;
 	struct trace_cursor *c = malloc(sizeof(*c));
 	const struct cxlt_sample *s;
@@ -51,7 +51,8 @@ int to_csv(const char *path, const struct trace *t, const char *out)
 	while ((s = trace_cursor__next(c)))
 		fprintf(f, "%llu,%u,0x%llx,%s,%u\n", (unsigned long long)s->time_ns, s->tgid,
 			(unsigned long long)s->vpage * t->hdr.page_size,
-			s->source < 4 ? src[s->source] : "?", s->weight);
+			sources__by_kind(s->source) ? sources__by_kind(s->source)->name : "?",
+			s->weight);
 	errno = 0;
 	rc = close_output(f, out ? out : "standard output");
 	if (c->err) {

@@ -6,6 +6,7 @@
 
 #include "pipeline.h"
 #include "replay.h"
+#include "sources.h"
 #include "util.h"
 
 /* ---- one pass of a policy over the trace ---- */
@@ -33,7 +34,7 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t 
 			err = -ENOMEM;
 			break;
 		}
-		if (x->source != CXLT_SRC_FAULT)
+		if (sources__kind_repeats(x->source))
 			sc->source_flags |= CXLT_SOURCE_REPEATS;
 		if (x->vpage < sc->vpage_min)
 			sc->vpage_min = x->vpage;

@@ -441,6 +441,10 @@ struct agent {
 	int drained;		/* heat entries the epoch in flight took in */
 	int argc;		/* the command line, read again by a reload */
 	char **argv;
+	struct recorder rec;
+	int lock_fd, sfd;	/* the machine lock, the signals; -1: not yet */
+	bool run_dir_ok;
+	char kset_state[600];
 };
 
 /* source auto, after pmu: our own DAMON vaddr kdamond, if no one else uses DAMON. */
@@ -820,17 +824,309 @@ static void wait_until(int sfd, struct agent *a, double until)
 	}
 }
 
+/* --policy-help and --check-config: report, change nothing; the exit status. */
+static int answer_only(struct agent *a)
+{
+	struct config *cfg = a->cfg;
+	char why[2 * PATH_MAX + 256];
+	int bad;
+
+	if (cfg->policy_help) {
+		policy_host__describe(&a->policy);
+		return 0;
+	}
+	/* The file is valid, the policy took its parameters, and a start would pass its checks. */
+	printf("; %s: valid; policy %s loads from %s\n; the effective settings, flags included:\n",
+	       cfg->config_path ? cfg->config_path : "(no file: flags and defaults)",
+	       a->policy.ops->name, a->policy.path);
+	bad = config__describe(&cfg->k, stdout);
+	if (sampler__check_pin_dir(cfg->k.pin_dir, why, sizeof(why))) {
+		pr_err("%s", why);
+		bad = 1;
+	}
+	return bad ? 1 : 0;
+}
+
+/*
+ * What makes this agent the machine's one: capabilities, the lock, the run
+ * directory, signals, and what an agent that died left behind (pins, kernel
+ * settings, its kdamond), recovered before anything changes.
+ */
+static int claim_machine(struct agent *a)
+{
+	const struct agent_config *k = &a->cfg->k;
+	int err;
+
+	if ((err = service__check_caps()))
+		return err;
+	service__lock_memory();
+	if (numa_available() < 0)
+		pr_warn("libnuma: this kernel has no NUMA support; running in observe mode");
+	if ((a->lock_fd = take_lock(k->run_dir)) < 0)
+		return a->lock_fd;
+	if ((err = prepare_run_dir(k->run_dir)))
+		return err;
+	a->run_dir_ok = true;
+	/*
+	 * Before the first change to the kernel: a stop signal from here on ends
+	 * the loop or the set-up through the cleanup path, and a closed log pipe
+	 * (SIGPIPE) does not kill the agent with the kernel settings changed.
+	 */
+	signal(SIGPIPE, SIG_IGN);
+	if ((a->sfd = setup_signals()) < 0) {
+		pr_err("cannot set up signal handling: %s", strerror(-a->sfd));
+		return a->sfd;
+	}
+	/* We hold the lock, so pins and state found now were left by an agent that died. */
+	if ((err = sampler__prepare_pin_dir(k->pin_dir)))
+		return err;
+	err = sampler__remove_pins(k->pin_dir);
+	if (err > 0)
+		pr_info("removed %d stale pins under %s left by an agent that did not stop cleanly",
+			err, k->pin_dir);
+	snprintf(a->kset_state, sizeof(a->kset_state), "%s/kernel-settings.state", k->run_dir);
+	snprintf(a->damon_state, sizeof(a->damon_state), "%s/damon.state", k->run_dir);
+	if ((err = ksettings__recover(k->sysfs_root, a->kset_state)) < 0 ||
+	    (err = damon__recover(k->sysfs_root, a->damon_state)) < 0)
+		return err;
+	return 0;
+}
+
+/* The heat map is preallocated: by default a size that follows the machine's memory. */
+static uint32_t heat_entries(const struct agent *a)
+{
+	uint64_t ram = 0;
+
+	if (a->cfg->k.heat_entries)
+		return a->cfg->k.heat_entries;
+	for (int i = 0; i < a->topo.nr_nodes; i++)
+		ram += a->topo.nodes[i].total_pages;
+	return ram / 16 < 16384 ? 16384 : ram / 16 > 262144 ? 262144 : ram / 16;
+}
+
+/* source hint: the kernel's scanner set up, and its CPU budget where pages can be seen unseen. */
+static int start_hint(struct agent *a)
+{
+	const struct agent_config *k = &a->cfg->k;
+	int err;
+
+	if ((err = ksettings__take(&a->kset, k->sysfs_root, a->kset_state, k->hint_period_ms,
+				   k->take_over)))
+		return err;
+	/*
+	 * The budget makes fast-tier pages go unseen at times; only run it
+	 * where the agent can tell which pages the scanner has looked at.
+	 */
+	if ((err = marks__open(&a->marks, k->pin_dir, k->sysfs_root))) {
+		pr_warn("hint: no CPU budget: this kernel skips VMAs it has not seen used, and its sched_skip_vma_numa tracepoint does not attach (%s), so the agent cannot tell which pages went unseen; the scanner runs at its own pace",
+			strerror(-err));
+	} else if (!ksettings__meter_start(&a->kset, k->hint_cpu_pct, now_sec())) {
+		a->tr.sight = true;
+		pr_info("hint: following the scanner's passes (mm->numa_scan_seq)%s: pages it has not marked since their last sample are flagged unseen",
+			a->marks.skel ? " and the VMAs it skips (sched_skip_vma_numa)" :
+					"; this kernel skips no VMA for inactivity");
+	}
+	return 0;
+}
+
+/* Picks and attaches the source (recording if asked), and what it needs of the kernel. */
+static int open_sources(struct agent *a)
+{
+	const struct agent_config *k = &a->cfg->k;
+	struct sampler_opts so = { .source = k->source, .pin_dir = k->pin_dir,
+				   .sysfs_root = k->sysfs_root, .heat_entries = heat_entries(a),
+				   .ring_bytes = k->ring_kb * 1024,
+				   .allow_hint = ksettings__hint_capable(k->sysfs_root) };
+	int err;
+
+	if (k->record) {
+		if ((err = recorder__open(&a->rec, k->record, &a->topo)))
+			return err;
+		so.record = true;
+		so.on_sample = record_sample;
+		so.sample_ctx = &a->rec;
+		pr_info("recording every sample to %s", k->record);
+	}
+	if (strstr(k->source, "hint") && !so.allow_hint) {
+		pr_err("source hint: this kernel has no NUMA balancing (/proc/sys/kernel/numa_balancing) to make hint faults");
+		return -ENOTSUP;
+	}
+	/* damon: the fault hook for first touches, DAMON's regions for the rest. */
+	if (!strncmp(k->source, "damon", 5)) {
+		enum damon_mode mode = !strcmp(k->source, "damon-vaddr") ? DAMON_OWN_VADDR :
+				       !strcmp(k->source, "damon-paddr") ? DAMON_OWN_PADDR : DAMON_ANY;
+
+		if ((err = damon__open(&a->damon, k->sysfs_root, a->damon_state, mode))) {
+			pr_err("source damon: %s", a->damon.why);
+			return err;
+		}
+		a->use_damon = true;
+		so.source = "fault";
+	} else if (!strcmp(k->source, "auto")) {
+		so.try_damon = try_own_damon;
+		so.damon_ctx = a;
+	}
+	if ((err = sampler__open(&a->s, &so)))
+		return err;
+	if (a->use_damon && strcmp(k->source, "auto")) {
+		snprintf(a->s.source, sizeof(a->s.source), "%s", k->source);
+		snprintf(a->s.source_why, sizeof(a->s.source_why),
+			 "%s; first touches from the page-fault tracepoint", a->damon.why);
+	}
+	if (sampler__has_source(&a->s, "hint") && (err = start_hint(a)))
+		return err;
+	pr_info("sampler: %s (%s); maps and programs pinned under %s", a->s.source,
+		a->s.source_why, a->s.pin_dir);
+	if ((err = kmigrate__open(&a->km, k->pin_dir)))
+		pr_warn("kernel migration accounting unavailable: %s", strerror(-err));
+	return 0;
+}
+
+/* The first targets, the engine, and the status and control surfaces over them. */
+static int start_serving(struct agent *a)
+{
+	struct config *cfg = a->cfg;
+	const struct agent_config *k = &cfg->k;
+	int err;
+
+	if ((err = targets__init(&cfg->specs, &a->s)))
+		return err;
+	if ((cfg->specs.nr_comms || cfg->specs.nr_cgroups) && !cfg->specs.nr_users)
+		pr_info("--comm and --cgroup adopt matching processes of any user (--target-user limits them)");
+	targets__refresh(&cfg->specs, &a->tr, &a->s);
+	if (a->use_damon)
+		damon__set_targets(&a->damon, &a->tr);
+	if (!a->tr.nr_targets && !cfg->specs.nr_comms && !cfg->specs.nr_cgroups) {
+		pr_err("no target process left to manage");
+		return -ESRCH;
+	}
+	a->eng = (struct engine){ .topo = &a->topo, .tr = &a->tr, .m = &a->m,
+				  .policy = &a->policy, .epoch_ms = k->epoch_ms };
+	/* Page faults alone see first touches only; PMU samples, hint faults and DAMON repeat. */
+	if (sampler__repeats(&a->s) || a->use_damon)
+		a->eng.source_flags |= CXLT_SOURCE_REPEATS;
+	/* mode and mode_why are set_mode()'s. */
+	a->st.run_dir = k->run_dir;
+	a->st.topo = &a->topo;
+	a->st.tr = &a->tr;
+	a->st.s = &a->s;
+	a->st.m = &a->m;
+	a->st.policy = &a->policy;
+	a->st.km = &a->km;
+	a->st.damon = a->use_damon ? &a->damon : NULL;
+	a->st.hint = &a->kset.gate;
+	a->st.epoch_ms = k->epoch_ms;
+	a->st.started = (double)time(NULL);
+	if ((err = control__open(&a->ctl, &(struct control_opts){
+			.run_dir = k->run_dir, .metrics_addr = k->metrics_addr,
+			.metrics_port = k->metrics_port, .metrics_textfile = k->metrics_textfile })))
+		return err;
+	if (k->metrics_port)
+		pr_info("serving Prometheus metrics at http://%s:%d/metrics",
+			k->metrics_addr ? k->metrics_addr : "127.0.0.1", k->metrics_port);
+	if (k->metrics_textfile)
+		pr_info("writing Prometheus metrics to %s each epoch", a->ctl.textfile_path);
+	if (control__wants_metrics(&a->ctl))
+		control__publish_metrics(&a->ctl, status__metrics(&a->st));
+	a->log_every = 10000 / k->epoch_ms ? 10000 / k->epoch_ms : 1;
+	return 0;
+}
+
+/* Epochs on the clock until a stop, the duration, or no target left. */
+static void run(struct agent *a)
+{
+	const struct config *cfg = a->cfg;
+	double period = cfg->k.epoch_ms / 1000.0, start = now_sec(), next = start + period;
+	double end = cfg->k.duration ? start + cfg->k.duration : 0;
+
+	service__notify("READY=1");
+	while (!stop_requested) {
+		wait_until(a->sfd, a, end && end < next ? end : next);
+		if (reload_requested) {
+			reload_requested = 0;
+			pr_info("SIGHUP: reload");
+			reload(a);
+			continue;
+		}
+		if (stop_requested || (end && now_sec() >= end))
+			break;
+		epoch(a);
+		if (control__wants_metrics(&a->ctl))
+			control__publish_metrics(&a->ctl, status__metrics(&a->st));
+		/* An epoch that finishes is the sign of life (the unit's WatchdogSec). */
+		if (service__watchdog_usec())
+			service__notify("WATCHDOG=1");
+		next += period;
+		if (next < now_sec())
+			next = now_sec() + period; /* an epoch overran: do not pile up */
+		if (!a->tr.nr_targets && !cfg->specs.nr_comms && !cfg->specs.nr_cgroups) {
+			pr_info("every target exited: stopping");
+			break;
+		}
+	}
+	pr_info("stopped after %llu epochs: moved %llu pages (promoted %llu, demoted %llu, other %llu); %llu heat entries drained",
+		(unsigned long long)a->tr.epoch,
+		(unsigned long long)(a->m.total.promoted + a->m.total.demoted + a->m.total.moved_other),
+		(unsigned long long)a->m.total.promoted, (unsigned long long)a->m.total.demoted,
+		(unsigned long long)a->m.total.moved_other, (unsigned long long)a->s.drained);
+	service__notify("STOPPING=1");
+	log_kernel_migrations(&a->km);
+}
+
+/* Undoes whatever of the set-up happened, the kernel's settings before the rest. */
+static int tear_down(struct agent *a, int err)
+{
+	int rec_err;
+
+	if ((rec_err = recorder__close(&a->rec, &a->s)) && !err)
+		err = rec_err;
+	kmigrate__close(&a->km);
+	marks__close(&a->marks);
+	if (a->use_damon)
+		damon__close(&a->damon);
+	/* The kernel's settings first: nothing a client holds open comes before them. */
+	ksettings__restore(&a->kset);
+	sampler__close(&a->s, a->cfg->k.keep_pins);
+	control__close(&a->ctl);
+	if (a->run_dir_ok) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/status.json", a->cfg->k.run_dir);
+		unlink(path);
+	}
+	if (a->lock_fd >= 0)
+		close(a->lock_fd);
+	if (a->sfd >= 0)
+		close(a->sfd);
+	tracker__free(&a->tr);
+	mover__free(&a->m);
+	engine__free(&a->eng);
+	return err;
+}
+
+/* Everything between claiming the machine and the first epoch. */
+static int set_up(struct agent *a)
+{
+	const struct agent_config *k = &a->cfg->k;
+	int err;
+
+	if ((err = topology__load(&a->topo, k->sysfs_root, k->fast_nodes, k->slow_nodes)))
+		return err;
+	topology__log(&a->topo);
+	set_mode(a);
+	if ((err = tracker__init(&a->tr, k->decay)) ||
+	    (err = mover__init(&a->m, &k->mover, a->topo.page_size)) || (err = open_sources(a)))
+		return err;
+	service__drop_setup_caps();
+	return start_serving(a);
+}
+
 int main(int argc, char **argv)
 {
 	static struct config cfg;
-	struct sampler_opts so = { 0 };
-	static struct recorder rec;
-	char policy_dir[PATH_MAX], state_path[600], why[512];
-	struct agent a = { .cfg = &cfg, .ctl = { .sock_fd = -1, .textfile_dir = -1 },
-			   .argc = argc, .argv = argv };
-	int err, rec_err, lock_fd = -1, sfd = -1;
-	bool run_dir_ok = false;
-	double start, next;
+	static struct agent a;
+	char why[PATH_MAX];
+	int err;
 
 	if (read_settings(argc, argv, &cfg, false, why, sizeof(why)))
 		return 1;
@@ -838,270 +1134,26 @@ int main(int argc, char **argv)
 	log_verbosity = cfg.k.log_level;
 	setvbuf(stderr, NULL, _IOLBF, 0);
 	if (!cfg.k.policy_dir) {
-		default_policy_dir(policy_dir, sizeof(policy_dir));
-		if (!(cfg.k.policy_dir = strdup(policy_dir)))
+		default_policy_dir(why, sizeof(why));
+		if (!(cfg.k.policy_dir = strdup(why)))
 			return 1;
 	}
-
-	err = policy_host__load(&a.policy, cfg.k.policy, cfg.k.policy_dir, cfg.k.params, cfg.k.nr_params);
-	if (err)
+	a = (struct agent){ .cfg = &cfg, .ctl = { .sock_fd = -1, .textfile_dir = -1 },
+			    .lock_fd = -1, .sfd = -1, .argc = argc, .argv = argv };
+	if (policy_host__load(&a.policy, cfg.k.policy, cfg.k.policy_dir, cfg.k.params,
+			      cfg.k.nr_params))
 		return 1;
-	if (cfg.policy_help) {
-		policy_host__describe(&a.policy);
+	/* --check-config runs the start's checks first: "valid" means it starts. */
+	err = cfg.policy_help ? answer_only(&a) : preflight(&cfg) ? 1 :
+	      cfg.check_config ? answer_only(&a) : -1;
+	if (err >= 0) {
 		policy_host__unload(&a.policy);
-		return 0;
-	}
-	if ((err = preflight(&cfg))) {
-		policy_host__unload(&a.policy);
-		return 1;
-	}
-	if (cfg.check_config) {
-		/* The file is valid, the policy took its parameters, and a start would pass its checks. */
-		char why[2 * PATH_MAX + 256];
-		int bad;
-
-		printf("; %s: valid; policy %s loads from %s\n; the effective settings, flags included:\n",
-		       cfg.config_path ? cfg.config_path : "(no file: flags and defaults)",
-		       a.policy.ops->name, a.policy.path);
-		bad = config__describe(&cfg.k, stdout);
-		if (sampler__check_pin_dir(cfg.k.pin_dir, why, sizeof(why))) {
-			pr_err("%s", why);
-			bad = 1;
-		}
 		config__free(&cfg.k);
-		policy_host__unload(&a.policy);
-		return bad ? 1 : 0;
+		return err;
 	}
-	if ((err = service__check_caps()))
-		goto out;
-	service__lock_memory();
-	if (numa_available() < 0)
-		pr_warn("libnuma: this kernel has no NUMA support; running in observe mode");
-
-	lock_fd = take_lock(cfg.k.run_dir);
-	if (lock_fd < 0) {
-		err = lock_fd;
-		goto out;
-	}
-	if ((err = prepare_run_dir(cfg.k.run_dir)))
-		goto out;
-	run_dir_ok = true;
-	/*
-	 * Before the first change to the kernel: a stop signal from here on ends
-	 * the loop or the set-up through the cleanup path, and a closed log pipe
-	 * (SIGPIPE) does not kill the agent with the kernel settings changed.
-	 */
-	signal(SIGPIPE, SIG_IGN);
-	sfd = setup_signals();
-	if (sfd < 0) {
-		err = sfd;
-		pr_err("cannot set up signal handling: %s", strerror(-err));
-		goto out;
-	}
-	/* We hold the lock, so pins and state found now were left by an agent that died. */
-	if ((err = sampler__prepare_pin_dir(cfg.k.pin_dir)))
-		goto out;
-	err = sampler__remove_pins(cfg.k.pin_dir);
-	if (err > 0)
-		pr_info("removed %d stale pins under %s left by an agent that did not stop cleanly",
-			err, cfg.k.pin_dir);
-	snprintf(state_path, sizeof(state_path), "%s/kernel-settings.state", cfg.k.run_dir);
-	snprintf(a.damon_state, sizeof(a.damon_state), "%s/damon.state", cfg.k.run_dir);
-	if ((err = ksettings__recover(cfg.k.sysfs_root, state_path)) < 0 ||
-	    (err = damon__recover(cfg.k.sysfs_root, a.damon_state)) < 0)
-		goto out;
-
-	if ((err = topology__load(&a.topo, cfg.k.sysfs_root, cfg.k.fast_nodes, cfg.k.slow_nodes)))
-		goto out;
-	topology__log(&a.topo);
-	set_mode(&a);
-
-	if ((err = tracker__init(&a.tr, cfg.k.decay)) ||
-	    (err = mover__init(&a.m, &cfg.k.mover, a.topo.page_size)))
-		goto out;
-
-	so.source = cfg.k.source;
-	so.pin_dir = cfg.k.pin_dir;
-	so.sysfs_root = cfg.k.sysfs_root;
-	if (!cfg.k.heat_entries) {
-		/* The LRU map is preallocated: size it to the machine. */
-		uint64_t ram = 0;
-
-		for (int i = 0; i < a.topo.nr_nodes; i++)
-			ram += a.topo.nodes[i].total_pages;
-		cfg.k.heat_entries = ram / 16 < 16384 ? 16384 : ram / 16 > 262144 ? 262144 : ram / 16;
-	}
-	so.heat_entries = cfg.k.heat_entries;
-	so.ring_bytes = cfg.k.ring_kb * 1024;
-	so.allow_hint = ksettings__hint_capable(cfg.k.sysfs_root);
-	if (cfg.k.record) {
-		if ((err = recorder__open(&rec, cfg.k.record, &a.topo)))
-			goto out;
-		so.record = true;
-		so.on_sample = record_sample;
-		so.sample_ctx = &rec;
-		pr_info("recording every sample to %s", cfg.k.record);
-	}
-	if (strstr(cfg.k.source, "hint") && !ksettings__hint_capable(cfg.k.sysfs_root)) {
-		pr_err("source hint: this kernel has no NUMA balancing (/proc/sys/kernel/numa_balancing) to make hint faults");
-		err = -ENOTSUP;
-		goto out;
-	}
-	/* damon: the fault hook for first touches, DAMON's regions for the rest. */
-	if (!strncmp(cfg.k.source, "damon", 5)) {
-		enum damon_mode mode = !strcmp(cfg.k.source, "damon-vaddr") ? DAMON_OWN_VADDR :
-				       !strcmp(cfg.k.source, "damon-paddr") ? DAMON_OWN_PADDR : DAMON_ANY;
-
-		if (mode == DAMON_ANY && strcmp(cfg.k.source, "damon")) {
-			pr_err("unknown sampler source '%s' (use damon, damon-vaddr or damon-paddr)", cfg.k.source);
-			err = -EINVAL;
-			goto out;
-		}
-		if ((err = damon__open(&a.damon, cfg.k.sysfs_root, a.damon_state, mode))) {
-			pr_err("source damon: %s", a.damon.why);
-			goto out;
-		}
-		a.use_damon = true;
-		so.source = "fault";
-	} else if (!strcmp(cfg.k.source, "auto")) {
-		so.try_damon = try_own_damon;
-		so.damon_ctx = &a;
-	}
-	if ((err = sampler__open(&a.s, &so)))
-		goto out;
-	if (a.use_damon && strcmp(cfg.k.source, "auto")) {
-		snprintf(a.s.source, sizeof(a.s.source), "%s", cfg.k.source);
-		snprintf(a.s.source_why, sizeof(a.s.source_why), "%s; first touches from the page-fault tracepoint",
-			 a.damon.why);
-	}
-	if (sampler__has_source(&a.s, "hint")) {
-		if ((err = ksettings__take(&a.kset, cfg.k.sysfs_root, state_path, cfg.k.hint_period_ms,
-					   cfg.k.take_over)))
-			goto out;
-		/*
-		 * The budget makes fast-tier pages go unseen at times; only run it
-		 * where the agent can tell which pages the scanner has looked at.
-		 */
-		if ((err = marks__open(&a.marks, cfg.k.pin_dir, cfg.k.sysfs_root))) {
-			pr_warn("hint: no CPU budget: this kernel skips VMAs it has not seen used, and its sched_skip_vma_numa tracepoint does not attach (%s), so the agent cannot tell which pages went unseen; the scanner runs at its own pace",
-				strerror(-err));
-			err = 0;
-		} else if (!ksettings__meter_start(&a.kset, cfg.k.hint_cpu_pct, now_sec())) {
-			a.tr.sight = true;
-			pr_info("hint: following the scanner's passes (mm->numa_scan_seq)%s: pages it has not marked since their last sample are flagged unseen",
-				a.marks.skel ? " and the VMAs it skips (sched_skip_vma_numa)" :
-					       "; this kernel skips no VMA for inactivity");
-		}
-	}
-	pr_info("sampler: %s (%s); maps and programs pinned under %s", a.s.source,
-		a.s.source_why, a.s.pin_dir);
-	if ((err = kmigrate__open(&a.km, cfg.k.pin_dir)))
-		pr_warn("kernel migration accounting unavailable: %s", strerror(-err));
-	service__drop_setup_caps();
-
-	if ((err = targets__init(&cfg.specs, &a.s)))
-		goto out;
-	if ((cfg.specs.nr_comms || cfg.specs.nr_cgroups) && !cfg.specs.nr_users)
-		pr_info("--comm and --cgroup adopt matching processes of any user (--target-user limits them)");
-	targets__refresh(&cfg.specs, &a.tr, &a.s);
-	if (a.use_damon)
-		damon__set_targets(&a.damon, &a.tr);
-	if (!a.tr.nr_targets && !cfg.specs.nr_comms && !cfg.specs.nr_cgroups) {
-		pr_err("no target process left to manage");
-		err = -ESRCH;
-		goto out;
-	}
-
-	a.eng = (struct engine){ .topo = &a.topo, .tr = &a.tr, .m = &a.m,
-				 .policy = &a.policy, .epoch_ms = cfg.k.epoch_ms };
-	/* Page faults alone see first touches only; PMU samples, hint faults and DAMON repeat. */
-	if (sampler__repeats(&a.s) || a.use_damon)
-		a.eng.source_flags |= CXLT_SOURCE_REPEATS;
-	a.st.run_dir = cfg.k.run_dir;
-	a.st.topo = &a.topo;
-	a.st.tr = &a.tr;
-	a.st.s = &a.s;
-	a.st.m = &a.m;
-	a.st.policy = &a.policy;
-	a.st.km = &a.km;
-	a.st.damon = a.use_damon ? &a.damon : NULL;
-	a.st.hint = &a.kset.gate;
-	if ((err = control__open(&a.ctl, &(struct control_opts){
-			.run_dir = cfg.k.run_dir, .metrics_addr = cfg.k.metrics_addr,
-			.metrics_port = cfg.k.metrics_port, .metrics_textfile = cfg.k.metrics_textfile })))
-		goto out;
-	if (cfg.k.metrics_port)
-		pr_info("serving Prometheus metrics at http://%s:%d/metrics",
-			cfg.k.metrics_addr ? cfg.k.metrics_addr : "127.0.0.1", cfg.k.metrics_port);
-	if (cfg.k.metrics_textfile)
-		pr_info("writing Prometheus metrics to %s each epoch", a.ctl.textfile_path);
-	a.st.started = (double)time(NULL);
-	a.st.epoch_ms = cfg.k.epoch_ms;
-	if (control__wants_metrics(&a.ctl))
-		control__publish_metrics(&a.ctl, status__metrics(&a.st));
-	a.log_every = 10000 / cfg.k.epoch_ms ? 10000 / cfg.k.epoch_ms : 1;
-
-	service__notify("READY=1");
-	start = now_sec();
-	next = start + cfg.k.epoch_ms / 1000.0;
-	while (!stop_requested) {
-		double end = cfg.k.duration ? start + cfg.k.duration : 0;
-
-		wait_until(sfd, &a, end && end < next ? end : next);
-		if (reload_requested) {
-			reload_requested = 0;
-			pr_info("SIGHUP: reload");
-			reload(&a);
-			continue;
-		}
-		if (stop_requested || (end && now_sec() >= end))
-			break;
-		epoch(&a);
-		if (control__wants_metrics(&a.ctl))
-			control__publish_metrics(&a.ctl, status__metrics(&a.st));
-		/* An epoch that finishes is the sign of life (the unit's WatchdogSec). */
-		if (service__watchdog_usec())
-			service__notify("WATCHDOG=1");
-		next += cfg.k.epoch_ms / 1000.0;
-		if (next < now_sec())
-			next = now_sec() + cfg.k.epoch_ms / 1000.0;	/* an epoch overran: do not pile up */
-		if (!a.tr.nr_targets && !cfg.specs.nr_comms && !cfg.specs.nr_cgroups) {
-			pr_info("every target exited: stopping");
-			break;
-		}
-	}
-	pr_info("stopped after %llu epochs: moved %llu pages (promoted %llu, demoted %llu, other %llu); %llu heat entries drained",
-		(unsigned long long)a.tr.epoch,
-		(unsigned long long)(a.m.total.promoted + a.m.total.demoted + a.m.total.moved_other),
-		(unsigned long long)a.m.total.promoted, (unsigned long long)a.m.total.demoted,
-		(unsigned long long)a.m.total.moved_other, (unsigned long long)a.s.drained);
-	service__notify("STOPPING=1");
-	log_kernel_migrations(&a.km);
-	err = 0;
-out:
-	if ((rec_err = recorder__close(&rec, &a.s)) && !err)
-		err = rec_err;
-	kmigrate__close(&a.km);
-	marks__close(&a.marks);
-	if (a.use_damon)
-		damon__close(&a.damon);
-	/* The kernel's settings first: nothing a client holds open comes before them. */
-	ksettings__restore(&a.kset);
-	sampler__close(&a.s, cfg.k.keep_pins);
-	control__close(&a.ctl);
-	if (run_dir_ok) {
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/status.json", cfg.k.run_dir);
-		unlink(path);
-	}
-	if (lock_fd >= 0)
-		close(lock_fd);
-	if (sfd >= 0)
-		close(sfd);
-	tracker__free(&a.tr);
-	mover__free(&a.m);
-	engine__free(&a.eng);
+	if (!(err = claim_machine(&a)) && !(err = set_up(&a)))
+		run(&a);
+	err = tear_down(&a, err);
 	policy_host__unload(&a.policy);
 	config__free(&cfg.k);
 	return err ? 1 : 0;

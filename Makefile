@@ -131,6 +131,10 @@ VM_INPUTS := all $(TEST_POLICIES)
 demo: $(VM_INPUTS)
 	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/demo.sh'
 
+$(BUILD)/bench_sandbox: tests/bench/bench_sandbox.c $(BUILD)/libcxlt.a $(BUILD)/policies/hotset.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ tests/bench/bench_sandbox.c $(BUILD)/libcxlt.a $(LDLIBS)
+
 $(BUILD)/bench_mover: tests/bench/bench_mover.c $(BUILD)/libcxlt.a
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
@@ -141,9 +145,11 @@ fuzz: all
 	$(Q)BUILD=$(BUILD) tests/fuzz/build.sh
 	$(Q)BUILD=$(BUILD) tests/fuzz/run.sh $(FUZZ_SECONDS)
 
-bench: $(VM_INPUTS) $(BUILD)/bench_controller $(BUILD)/bench_mover
+bench: $(VM_INPUTS) $(BUILD)/bench_controller $(BUILD)/bench_mover $(BUILD)/bench_sandbox
 	$(Q)echo "== controller cost (this machine) =="
 	$(Q)$(BUILD)/bench_controller
+	$(Q)echo "== the policy's own process, per decision (this machine) =="
+	$(Q)$(BUILD)/bench_sandbox $(BUILD)/policies
 	$(Q)echo "== sampling overhead (this machine) =="
 	$(Q)BUILD=$(BUILD) tests/bench/overhead.sh
 	$(Q)echo "== policies in replay, against the oracle =="

@@ -118,6 +118,8 @@ static const struct key_def keys[] = {
     {"policy", "name", "policy", 'P', K_STR, OFF(policy), 0, 0,
      "a policy name (looked up in dir) or the path of a policy .so"},
     {"policy", "dir", "policy-dir", 0, K_STR, OFF(policy_dir), 0, 0, "a directory of policies"},
+    {"policy", "decide_limit_ms", "decide-limit-ms", 0, K_U32, OFF(decide_limit_ms), 0, 3600000,
+     "milliseconds from 1 to 3600000, or 0 for one epoch"},
     {"mover", "rate_mbps", "rate", 'r', K_DOUBLE, OFF(mover.rate_mbps), 0.001, 1e6,
      "a number of MiB/s above 0, at most 1000000"},
     {"mover", "batch", "batch", 0, K_U32, OFF(mover.batch), 1, 1 << 20,

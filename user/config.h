@@ -8,7 +8,7 @@
  *   [targets]  pid (repeatable, or a comma list) comm cgroup (repeatable) target_user
  *   [sampler]  source epoch_ms decay scan_epochs heat_entries hint_period_ms hint_cpu_pct
  *              ring_kb record
- *   [policy]   name dir, and any other key is a policy parameter (key=value)
+ *   [policy]   name dir decide_limit_ms, and any other key is a policy parameter (key=value)
  *   [mover]    rate_mbps batch low_wmark_pct high_wmark_pct pingpong_epochs observe
  *   [output]   pin_dir run_dir keep_pins metrics_port metrics_addr metrics_textfile take_over
  *              duration log_level
@@ -60,6 +60,7 @@ struct agent_config {
 	char *policy_dir; /* NULL: policies/ beside the binary, else the installed path */
 	char *params[CONFIG_MAX_PARAMS]; /* "key=value", as -o takes them */
 	int nr_params;
+	uint32_t decide_limit_ms; /* longest decision; 0: one epoch */
 	/* [sampler] */
 	char *source; /* auto, pmu, hint, fault, fault-perf */
 	uint32_t epoch_ms;

@@ -71,6 +71,10 @@ static const char usage_text[] =
 "                           policies/ folder beside this binary)\n"
 "  -o, --param KEY=VALUE    a policy parameter (repeat); see --policy-help\n"
 "      --policy-help        print the policy's parameters and exit\n"
+"      --decide-limit-ms MS the longest a decision may take (default: one epoch);\n"
+"                           a policy that overruns it, crashes or makes a system\n"
+"                           call policies may not make is stopped: no page\n"
+"                           moves until a reload or another policy\n"
 "\n"
 "Sampling and tracking:\n"
 "  -s, --source SRC         auto (default: pmu, else our own DAMON vaddr kdamond\n"
@@ -442,6 +446,7 @@ struct agent {
 	int argc;		/* the command line, read again by a reload */
 	char **argv;
 	struct recorder rec;
+	struct sandbox sandbox;	/* where the policy decides */
 	int lock_fd, sfd;	/* the machine lock, the signals; -1: not yet */
 	bool run_dir_ok;
 	char kset_state[600];
@@ -617,6 +622,21 @@ static void epoch(struct agent *a)
 	pipeline__epoch(&p);
 }
 
+/* The policy's own process, for decide(); a failure to start it is a failed policy. */
+static int start_sandbox(struct agent *a)
+{
+	const struct agent_config *k = &a->cfg->k;
+	double limit = k->decide_limit_ms ? k->decide_limit_ms : k->epoch_ms;
+	int err = sandbox__start(&a->sandbox, &a->policy, limit);
+
+	if (err)
+		pr_err("policy %s: %s", a->policy.ops->name, a->sandbox.failed);
+	else
+		pr_info("policy %s decides in process %d (seccomp, nobody, %.0f ms at most)",
+			a->policy.ops->name, a->sandbox.pid, limit);
+	return 0;
+}
+
 /*
  * The one way a policy is replaced (SIGHUP, the control socket): the new
  * one must load, pass the ABI check and init, or the running one stays.
@@ -632,9 +652,10 @@ static int swap_policy(struct agent *a, const char *name, const char *dir, char 
 		return -EINVAL;
 	}
 	pr_info("%s: policy %s -> %s (%s)", why, a->policy.ops->name, fresh.ops->name, fresh.path);
+	sandbox__stop(&a->sandbox);
 	policy_host__unload(&a->policy);
 	a->policy = fresh;
-	return 0;
+	return start_sandbox(a);
 }
 
 /*
@@ -1001,7 +1022,7 @@ static int start_serving(struct agent *a)
 		return -ESRCH;
 	}
 	a->eng = (struct engine){ .topo = &a->topo, .tr = &a->tr, .m = &a->m,
-				  .policy = &a->policy, .epoch_ms = k->epoch_ms };
+				  .policy = &a->policy, .sandbox = &a->sandbox, .epoch_ms = k->epoch_ms };
 	/* Page faults alone see first touches only; PMU samples, hint faults and DAMON repeat. */
 	if (sampler__repeats(&a->s) || a->use_damon)
 		a->eng.source_flags |= CXLT_SOURCE_REPEATS;
@@ -1015,6 +1036,7 @@ static int start_serving(struct agent *a)
 	a->st.km = &a->km;
 	a->st.damon = a->use_damon ? &a->damon : NULL;
 	a->st.hint = &a->kset.gate;
+	a->st.sandbox = &a->sandbox;
 	a->st.epoch_ms = k->epoch_ms;
 	a->st.started = (double)time(NULL);
 	if ((err = control__open(&a->ctl, &(struct control_opts){
@@ -1098,6 +1120,7 @@ static int tear_down(struct agent *a, int err)
 		close(a->lock_fd);
 	if (a->sfd >= 0)
 		close(a->sfd);
+	sandbox__stop(&a->sandbox);
 	tracker__free(&a->tr);
 	mover__free(&a->m);
 	engine__free(&a->eng);
@@ -1117,6 +1140,8 @@ static int set_up(struct agent *a)
 	if ((err = tracker__init(&a->tr, k->decay)) ||
 	    (err = mover__init(&a->m, &k->mover, a->topo.page_size)) || (err = open_sources(a)))
 		return err;
+	/* Before the metrics thread exists: the child is forked from one thread. */
+	start_sandbox(a);
 	service__drop_setup_caps();
 	return start_serving(a);
 }
@@ -1139,6 +1164,7 @@ int main(int argc, char **argv)
 			return 1;
 	}
 	a = (struct agent){ .cfg = &cfg, .ctl = { .sock_fd = -1, .textfile_dir = -1 },
+			    .sandbox = { .to_child = -1, .from_child = -1, .memfd = -1 },
 			    .lock_fd = -1, .sfd = -1, .argc = argc, .argv = argv };
 	if (policy_host__load(&a.policy, cfg.k.policy, cfg.k.policy_dir, cfg.k.params,
 			      cfg.k.nr_params))

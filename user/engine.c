@@ -85,9 +85,18 @@ int engine__decide_and_move(struct engine *e, double now)
 	plan.moves = e->moves;
 	plan.cap = (uint32_t)budget;
 	t0 = now_sec();
-	err = e->policy->ops->decide(e->policy->state, &view, &plan);
+	err = e->sandbox ? sandbox__decide(e->sandbox, &view, &plan) :
+			   e->policy->ops->decide(e->policy->state, &view, &plan);
 	e->last_decide_ms = (now_sec() - t0) * 1000;
 	e->last_plan = plan.nr;
+	if (err == -ECHILD) {
+		if (!e->sandbox->reported)
+			pr_err("policy %s failed: %s; no page moves until a reload or another policy (cxltierctl reload, cxltierctl policy NAME)",
+			       e->policy->ops->name, e->sandbox->failed);
+		e->sandbox->reported = true;
+		e->last_plan = 0;
+		return 0;
+	}
 	if (err) {
 		pr_warn("policy %s: decide failed in epoch %llu: %s; nothing moved",
 			e->policy->ops->name, (unsigned long long)e->tr->epoch, strerror(-err));

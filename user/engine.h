@@ -12,6 +12,7 @@
 
 #include "mover.h"
 #include "policy_host.h"
+#include "sandbox.h"
 #include "topology.h"
 #include "tracker.h"
 
@@ -20,6 +21,7 @@ struct engine {
 	struct tracker *tr;
 	struct mover *m;
 	struct policy_host *policy;
+	struct sandbox *sandbox;	/* the live agent: decide() in the policy's own process */
 	uint32_t epoch_ms;
 	bool quiet;		/* replay: no per-epoch log lines */
 	uint32_t source_flags;	/* CXLT_SOURCE_*, for the view */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "damon.h"
+#include "sandbox.h"
 #include "status.h"
 #include "util.h"
 
@@ -143,6 +144,12 @@ struct json_object *status__json(const struct agent_state *st)
 	ADD(agent, "path", json_object_new_string(st->policy->path));
 	ADD(agent, "params", params);
 	ADD(agent, "last_plan", U64(st->last_plan));
+	if (st->sandbox) {
+		ADD(agent, "isolated", json_object_new_boolean(st->sandbox->pid != 0));
+		ADD(agent, "failed", st->sandbox->failed[0] ?
+			json_object_new_string(st->sandbox->failed) : NULL);
+		ADD(agent, "decide_ms", json_object_new_double(st->sandbox->last_ms));
+	}
 	ADD(root, "policy", agent);
 
 	ADD(root, "nodes", nodes_json(st->topo));
@@ -237,6 +244,11 @@ char *status__metrics(const struct agent_state *st)
 	json_object_object_get_ex(root, "agent", &o);
 	metric_head(f, "cxltier_up", "gauge", "1 while the agent runs; migrate 1 unless observing or paused");
 	fprintf(f, "cxltier_up{mode=\"%s\"} 1\n", st->mode);
+	if (st->sandbox) {
+		metric_head(f, "cxltier_policy_failed", "gauge",
+			    "1 once the policy crashed, overran its limit or made a forbidden call");
+		fprintf(f, "cxltier_policy_failed %d\n", st->sandbox->failed[0] != 0);
+	}
 	metric_head(f, "cxltier_epochs_total", "counter", "epochs run");
 	fprintf(f, "cxltier_epochs_total %llu\n", (unsigned long long)jget(o, "epoch"));
 	metric_head(f, "cxltier_epoch_duration_seconds", "gauge", "time the last epoch took");

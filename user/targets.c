@@ -15,10 +15,11 @@
 
 #define PF_KTHREAD 0x00200000
 
-int proc_stat(pid_t pid, uint64_t *start_time, char comm[16], int *is_kthread)
+int proc_stat(pid_t pid, uint64_t *start_time, char comm[16], int *is_kthread, pid_t *ppid)
 {
 	char path[64], buf[1024], *p, *close_paren;
 	unsigned long flags = 0;
+	int parent = 0;
 	unsigned long long start = 0;
 	int err;
 
@@ -32,10 +33,12 @@ int proc_stat(pid_t pid, uint64_t *start_time, char comm[16], int *is_kthread)
 		return -EINVAL;
 	if (comm)
 		snprintf(comm, 16, "%.*s", (int)(close_paren - p - 1), p + 1);
-	/* Fields after comm: 3 state ... 9 flags ... 22 starttime. */
-	if (sscanf(close_paren + 2, "%*c %*d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
-		   &flags, &start) != 2)
+	/* Fields after comm: 3 state, 4 ppid ... 9 flags ... 22 starttime. */
+	if (sscanf(close_paren + 2, "%*c %d %*d %*d %*d %*d %lu %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+		   &parent, &flags, &start) != 3)
 		return -EINVAL;
+	if (ppid)
+		*ppid = parent;
 	if (start_time)
 		*start_time = start;
 	if (is_kthread)
@@ -186,7 +189,7 @@ static int proc_uid(pid_t pid, uid_t *uid)
  */
 static bool owner_allowed(struct target_specs *ts, pid_t pid, uint64_t start, const char *comm)
 {
-	uid_t uid;
+	uid_t uid = (uid_t)-1;
 
 	if (!ts->nr_users)
 		return true;
@@ -212,10 +215,12 @@ static int add(struct target_specs *ts, struct tracker *tr, struct sampler *s, p
 	char comm[16];
 	uint64_t start;
 	int kthread, idx, err;
+	pid_t parent;
 
 	if (pid == getpid())
 		return 0;
-	if (proc_stat(pid, &start, comm, &kthread) || kthread)
+	/* Nor the agent's own children: the process its policy decides in. */
+	if (proc_stat(pid, &start, comm, &kthread, &parent) || kthread || parent == getpid())
 		return 0;
 	if (origin != ORIGIN_PID && !owner_allowed(ts, pid, start, comm))
 		return 0;
@@ -235,7 +240,7 @@ int targets__init(struct target_specs *ts, struct sampler *s)
 {
 	(void)s;
 	for (int i = 0; i < ts->nr_pids; i++) {
-		int kthread, err = proc_stat(ts->pids[i], NULL, NULL, &kthread);
+		int kthread, err = proc_stat(ts->pids[i], NULL, NULL, &kthread, NULL);
 
 		if (err) {
 			pr_err("--pid %d: no such process", ts->pids[i]);
@@ -329,7 +334,7 @@ static int add_comm_matches(struct target_specs *ts, struct tracker *tr, struct 
 		if (!isdigit((unsigned char)de->d_name[0]))
 			continue;
 		pid = atoi(de->d_name);
-		if (tracker__find_target(tr, pid) >= 0 || proc_stat(pid, NULL, comm, NULL))
+		if (tracker__find_target(tr, pid) >= 0 || proc_stat(pid, NULL, comm, NULL, NULL))
 			continue;
 		for (int i = 0; i < ts->nr_comms; i++) {
 			if (strcmp(comm, ts->comms[i]))
@@ -353,7 +358,7 @@ int targets__refresh(struct target_specs *ts, struct tracker *tr, struct sampler
 		struct target *t = &tr->targets[i];
 		uint64_t start;
 		/* comm too: a target added before its exec() changes name. */
-		int err = proc_stat(t->pid, &start, t->comm, NULL);
+		int err = proc_stat(t->pid, &start, t->comm, NULL, NULL);
 
 		if (!err && start == t->start_time && !t->gone) {
 			i++;

@@ -33,7 +33,7 @@ struct target_specs {
 };
 
 /* Reads /proc/PID/stat: start time (clock ticks since boot), comm, kernel-thread flag. */
-int proc_stat(pid_t pid, uint64_t *start_time, char comm[16], int *is_kthread);
+int proc_stat(pid_t pid, uint64_t *start_time, char comm[16], int *is_kthread, pid_t *ppid);
 
 /*
  * Whether DIR (an absolute path without symlinks) lies in a cgroup v2

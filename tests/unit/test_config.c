@@ -353,6 +353,7 @@ static void every_key_reaches_its_field(void **state)
 	assert_string_equal(c.record, "/var/tmp/cxltier.trace");
 	assert_string_equal(c.policy, "hotcold");
 	assert_string_equal(c.policy_dir, "/opt/cxltier/policies");
+	assert_int_equal(c.decide_limit_ms, 250);
 	assert_int_equal(c.nr_params, 2);
 	assert_string_equal(c.params[0], "promote_heat=2");
 	assert_string_equal(c.params[1], "demote_idle=120");

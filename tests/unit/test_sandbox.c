@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The policy's own process (user/sandbox.c): hotcold deciding there plans
+ * exactly what it plans in-process on the same view, epoch after epoch,
+ * and keeps its policy_word; a large view (glibc's qsort asks the kernel
+ * for the machine's memory) passes the seccomp filter.  The hostile
+ * policies are in tests/live/policy-sandbox.sh, against the live agent.
+ * Needs $BUILD/policies/hotcold.so (make tests builds it).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "policy_host.h"
+#include "sandbox.h"
+
+#define PAGES (200 * 1024)
+
+static struct cxlt_page *make_pages(void)
+{
+	struct cxlt_page *p = calloc(PAGES, sizeof(*p));
+
+	for (uint32_t i = 0; i < PAGES; i++) {
+		p[i] = (struct cxlt_page){ .addr = (uint64_t)i << 12, .node = i < PAGES / 4 ? 0 : 1,
+					   .since_move = CXLT_NEVER_MOVED };
+		p[i].samples = (i * 2654435761u) % 32 == 0 ? 4 + i % 5 : 0;
+		p[i].heat = p[i].samples;
+	}
+	return p;
+}
+
+static void same_plans_in_and_out_of_process(void **state)
+{
+	const char *build = getenv("BUILD");
+	char dir[256];
+	struct policy_host here, there;
+	struct cxlt_page *a = make_pages(), *b = make_pages();
+	struct cxlt_node nodes[2] = {
+		{ .id = 0, .role = CXLT_NODE_FAST, .total_pages = PAGES / 2, .free_pages = PAGES / 4 },
+		{ .id = 1, .role = CXLT_NODE_SLOW, .total_pages = PAGES, .free_pages = PAGES / 2 },
+	};
+	struct cxlt_target_view ta = { .pid = 1, .comm = "t", .pages = a, .nr_pages = PAGES };
+	struct cxlt_target_view tb = ta;
+	struct cxlt_move *ma = malloc(PAGES * sizeof(*ma)), *mb = malloc(PAGES * sizeof(*mb));
+	struct cxlt_view va = { .sz = sizeof(va), .page_size = 4096, .epoch_ms = 1000, .nr_nodes = 2,
+				.nodes = nodes, .nr_targets = 1, .targets = &ta,
+				.budget_pages = PAGES / 8, .fast_free_pages = PAGES / 4,
+				.fast_low_pages = PAGES / 100, .fast_high_pages = PAGES / 40,
+				.heat_decay = 0.5, .pingpong_epochs = 10,
+				.source_flags = CXLT_SOURCE_REPEATS };
+	struct cxlt_view vb = va;
+	struct sandbox sb;
+
+	(void)state;
+	tb.pages = b;
+	vb.targets = &tb;
+	snprintf(dir, sizeof(dir), "%s/policies", build ? build : "build");
+	assert_int_equal(policy_host__load(&here, "hotcold", dir, NULL, 0), 0);
+	assert_int_equal(policy_host__load(&there, "hotcold", dir, NULL, 0), 0);
+	assert_int_equal(sandbox__start(&sb, &there, 60000), 0);
+	for (int e = 1; e <= 3; e++) {
+		struct cxlt_plan pa = { .moves = ma, .cap = PAGES / 8 }, pb = { .moves = mb, .cap = PAGES / 8 };
+
+		va.epoch = vb.epoch = e;
+		assert_int_equal(here.ops->decide(here.state, &va, &pa), 0);
+		assert_int_equal(sandbox__decide(&sb, &vb, &pb), 0);
+		assert_string_equal(sb.failed, "");
+		assert_int_equal(pa.nr, pb.nr);
+		assert_true(pa.nr > 0);
+		assert_memory_equal(ma, mb, pa.nr * sizeof(*ma));
+		for (uint32_t i = 0; i < PAGES; i++)
+			if (a[i].policy_word != b[i].policy_word)
+				fail_msg("epoch %d page %u: policy_word %u here, %u from the sandbox", e, i,
+					 a[i].policy_word, b[i].policy_word);
+	}
+	sandbox__stop(&sb);
+	assert_int_equal(sb.pid, 0);
+	assert_int_equal(sandbox__decide(&sb, &vb, &(struct cxlt_plan){ .moves = mb, .cap = 1 }),
+			 -ECHILD);
+	policy_host__unload(&here);
+	policy_host__unload(&there);
+	free(a);
+	free(b);
+	free(ma);
+	free(mb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(same_plans_in_and_out_of_process),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,6 +69,8 @@ static const char usage_text[] =
 "      --pingpong-window N  a page moved back within N epochs is a ping-pong (default 10)\n"
 "Policies:\n"
 "  -o, --param POLICY:KEY=VALUE   a parameter for one policy (repeat)\n"
+"      --decide-limit-ms MS  a decision that takes longer ends its row, reported\n"
+"                           as timed out (default: one epoch, --epoch-ms; 0: none)\n"
 "      --policy-dir DIR     where policy names are looked up (default: policies/\n"
 "                           beside this binary)\n"
 "Output:\n"
@@ -88,6 +91,11 @@ static const char usage_text[] =
 "      --hot-share F        share of accesses to the hot set (default 0.9)\n"
 "      --shift-every N      shift: the hot set moves every N epochs (default 10)\n"
 "  -O, --output FILE        where to write (synth: required; to-csv: default stdout)\n"
+"\n"
+"Each policy runs in a process of its own and decides on a copy of its view:\n"
+"a policy that crashes, aborts, is refused at load or overruns the decision\n"
+"time limit gets that as its row's result, the other rows complete, and the\n"
+"exit status is 1.\n"
 "\n"
 "EXAMPLES\n"
 "  cxltier-replay --synth zipf --seed 1 -O zipf.trace\n"
@@ -130,6 +138,8 @@ struct args {
 	int nparams;
 	char policy_dir[1024];
 	const char *out;
+	uint32_t decide_limit_ms;	/* 0: none */
+	bool limit_given;		/* else one epoch */
 	bool to_csv;
 	bool bad;
 };
@@ -177,7 +187,7 @@ enum {
 	OPT_FAST_PAGES = 256, OPT_SLOW_PAGES, OPT_FAST_NS, OPT_SLOW_NS, OPT_MIGRATE_NS,
 	OPT_LOW, OPT_HIGH, OPT_DECAY, OPT_PINGPONG, OPT_POLICY_DIR, OPT_TIMING, OPT_PLOT,
 	OPT_SYNTH, OPT_PAGES, OPT_EPOCHS, OPT_SAMPLES, OPT_SEED, OPT_ALPHA, OPT_HOT,
-	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV,
+	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV, OPT_DECIDE_LIMIT,
 };
 
 /* Returns -1 to go on, else the exit status (help: 0, a usage error: 2). */
@@ -211,6 +221,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 		{ "hot-share", required_argument, NULL, OPT_HOT_SHARE },
 		{ "shift-every", required_argument, NULL, OPT_SHIFT },
 		{ "to-csv", no_argument, NULL, OPT_TO_CSV },
+		{ "decide-limit-ms", required_argument, NULL, OPT_DECIDE_LIMIT },
 		{ "output", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -261,6 +272,10 @@ static int parse_args(struct args *a, int argc, char **argv)
 		case OPT_HOT_SHARE: so->hot_share = parse_dbl(a, "--hot-share", optarg, 0, 1); break;
 		case OPT_SHIFT: so->shift_every = parse_num(a, "--shift-every", optarg, 1, 1000000); break;
 		case OPT_TO_CSV: a->to_csv = true; break;
+		case OPT_DECIDE_LIMIT:
+			a->decide_limit_ms = parse_num(a, "--decide-limit-ms", optarg, 0, 3600000);
+			a->limit_given = true;
+			break;
 		case 'O': a->out = optarg; break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -270,6 +285,8 @@ static int parse_args(struct args *a, int argc, char **argv)
 		if (a->bad)
 			return 2;
 	}
+	if (!a->limit_given)
+		a->decide_limit_ms = o->epoch_ms;
 	if (so->kind) {
 		if (!a->out)
 			return usage_error("--synth needs -O FILE%s", "");
@@ -302,22 +319,23 @@ static uint64_t count_epochs(const char *path, const struct trace_scan *sc, uint
 	return 0;
 }
 
-/* Runs "none" (with the oracle) and each policy, then prints; the exit status. */
-static int replay(struct args *a, const char *path, const struct trace *t, char **names, int npol)
+/* Memory the rows' child processes write their results into; NULL when none is left. */
+static void *shared_alloc(size_t size)
 {
-	struct model_opts *o = &a->o;
-	struct policy_host *hosts = calloc(npol, sizeof(*hosts));
-	struct result *res = calloc(npol + 2, sizeof(*res));
-	struct trace_scan sc;
-	uint64_t fast_cap, slow_cap, *heat = NULL;
-	struct run_in in;
-	char msg[256];
-	int rc = 1;
-	double t0;
+	void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 
-	if (!hosts || !res) {
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The rows: each policy with the parameters named for it; NULL with a message. */
+static struct row *make_rows(struct args *a, char **names, int npol, int *nrows, int *rc)
+{
+	struct row *rows = calloc(npol, sizeof(*rows));
+
+	*rc = 1;
+	if (!rows) {
 		fprintf(stderr, "cxltier-replay: out of memory\n");
-		goto out;
+		return NULL;
 	}
 	for (int k = 0; k < a->nparams; k++) {
 		bool used = false;
@@ -325,19 +343,48 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 		for (int i = 0; i < npol; i++)
 			used |= param_for(a->params[k], names[i]) != NULL;
 		if (!used) {
-			rc = usage_error("--param '%s' names no policy on the command line", a->params[k]);
-			goto out;
+			*rc = usage_error("--param '%s' names no policy on the command line", a->params[k]);
+			free(rows);
+			return NULL;
 		}
 	}
 	for (int i = 0; i < npol; i++) {
-		char *mine[64];
-		int nmine = 0;
+		const char *base = strrchr(names[i], '/') ? strrchr(names[i], '/') + 1 : names[i];
+		size_t blen = strlen(base);
 
+		if (blen > 3 && !strcmp(base + blen - 3, ".so"))
+			blen -= 3;
+		rows[i].policy = names[i];
+		snprintf(rows[i].label, sizeof(rows[i].label), "%.*s", (int)blen, base);
 		for (int k = 0; k < a->nparams; k++)
 			if (param_for(a->params[k], names[i]))
-				mine[nmine++] = param_for(a->params[k], names[i]);
-		if (policy_host__load(&hosts[i], names[i], a->policy_dir, mine, nmine))
-			goto out;
+				rows[i].kv[rows[i].nr_kv++] = param_for(a->params[k], names[i]);
+	}
+	*nrows = npol;
+	return rows;
+}
+
+/* Runs "none" (with the oracle) and each row, then prints; the exit status. */
+static int replay(struct args *a, const char *path, const struct trace *t, char **names, int npol)
+{
+	struct model_opts *o = &a->o;
+	struct result *res = NULL;
+	struct row *rows;
+	struct trace_scan sc;
+	uint64_t fast_cap, slow_cap, *heat = NULL;
+	double *ratios = NULL;
+	size_t ratios_size = 0;
+	struct run_in in;
+	char msg[256];
+	int rc, nrows, failed = 0;
+	double t0;
+
+	if (!(rows = make_rows(a, names, npol, &nrows, &rc)))
+		return rc;
+	rc = 1;
+	if (!(res = shared_alloc((nrows + 2) * sizeof(*res)))) {
+		fprintf(stderr, "cxltier-replay: out of memory\n");
+		goto out;
 	}
 	if (scan_trace(t, &sc, msg, sizeof(msg))) {
 		fprintf(stderr, "cxltier-replay: %s: %s\n", path, msg);
@@ -353,11 +400,15 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 		goto out;
 	snprintf(res[0].name, sizeof(res[0].name), "oracle");
 	snprintf(res[1].name, sizeof(res[1].name), "none");
+	for (int i = 0; i < nrows; i++)
+		snprintf(res[2 + i].name, sizeof(res[2 + i].name), "%s", rows[i].label);
 	/* Per-epoch ratios are for the plot only: memory by time span otherwise stays nil. */
 	if (o->plot_dir) {
-		for (int i = 0; i < npol + 2; i++)
-			if (!(res[i].epoch_ratio = calloc(in.nr_epochs, sizeof(double))))
-				goto nomem;
+		ratios_size = (nrows + 2) * in.nr_epochs * sizeof(double);
+		if (!(ratios = shared_alloc(ratios_size)))
+			goto nomem;
+		for (int i = 0; i < nrows + 2; i++)
+			res[i].epoch_ratio = ratios + i * in.nr_epochs;
 		in.heat_w = in.nr_epochs < 200 ? (uint32_t)in.nr_epochs : 200;
 		in.heat_h = 128;
 		heat = in.heat_bins = calloc((size_t)in.heat_w * in.heat_h, sizeof(*heat));
@@ -370,36 +421,47 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 		goto out;
 	in.oracle = NULL;
 	in.heat_bins = NULL;
-	for (int i = 0; i < npol; i++) {
-		snprintf(res[2 + i].name, sizeof(res[2 + i].name), "%s", hosts[i].ops->name);
-		in.policy = &hosts[i];
-		if (run_policy(&in, &res[2 + i]))
+	for (int i = 0; i < nrows; i++) {
+		int r = run_isolated(&in, &rows[i], a->policy_dir, a->decide_limit_ms, &res[2 + i]);
+
+		if (r < 0)
 			goto out;
+		failed += r;
 	}
-	if (o->timing)
+	if (o->timing) {
+		double epochs = 0, isolate = 0, fork = 0;
+
+		for (int i = 2; i < nrows + 2; i++) {
+			epochs += res[i].epochs;
+			isolate += res[i].isolate_ms;
+			fork += res[i].fork_ms;
+		}
 		fprintf(stderr, "replayed %llu samples x %d runs in %.2f s: %.1f M samples/s\n",
-			(unsigned long long)t->nr_samples, npol + 1, now_sec() - t0,
-			t->nr_samples * (npol + 1) / (now_sec() - t0) / 1e6);
+			(unsigned long long)t->nr_samples, nrows + 1, now_sec() - t0,
+			t->nr_samples * (nrows + 1) / (now_sec() - t0) / 1e6);
+		fprintf(stderr, "isolation: %.3f ms per epoch (view and plan copies, time limit), %.1f ms per row (child process)\n",
+			epochs ? isolate / epochs : 0, nrows ? fork / nrows : 0);
+	}
 	if (o->json)
-		print_json(o, t, sc.pages, fast_cap, res, npol + 2);
+		print_json(o, t, sc.pages, fast_cap, res, nrows + 2);
 	else
-		print_table(o, t, sc.pages, fast_cap, res, npol + 2);
+		print_table(o, t, sc.pages, fast_cap, res, nrows + 2);
 	errno = 0;
 	rc = close_output(stdout, "standard output");
 	if (!rc && o->plot_dir)
-		rc = write_plots(o->plot_dir, res, npol + 2, heat, in.heat_w, in.heat_h);
+		rc = write_plots(o->plot_dir, res, nrows + 2, heat, in.heat_w, in.heat_h);
+	if (!rc && failed)
+		rc = 1;
 	goto out;
 nomem:
 	fprintf(stderr, "cxltier-replay: %s: out of memory for the plots of %llu epochs\n", path,
 		(unsigned long long)in.nr_epochs);
 out:
-	for (int i = 0; hosts && i < npol; i++)
-		if (hosts[i].ops)
-			policy_host__unload(&hosts[i]);
-	for (int i = 0; res && i < npol + 2; i++)
-		free(res[i].epoch_ratio);
-	free(hosts);
-	free(res);
+	if (ratios)
+		munmap(ratios, ratios_size);
+	if (res)
+		munmap(res, (nrows + 2) * sizeof(*res));
+	free(rows);
 	free(heat);
 	return rc;
 }

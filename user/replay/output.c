@@ -93,6 +93,10 @@ void print_table(const struct model_opts *o, const struct trace *t, uint64_t pag
 	for (int i = 0; i < n; i++) {
 		double ratio = r[i].accesses ? (double)r[i].fast_hits / r[i].accesses : 0;
 
+		if (r[i].error[0]) {
+			printf("%-14s %s\n", r[i].name, r[i].error);
+			continue;
+		}
 		printf("%-14s %8.1f%% %9.3f %9.1f %9.1f %10llu %10llu %10llu", r[i].name, 100 * ratio,
 		       oracle_ratio ? ratio / oracle_ratio : 0, lat(o, &r[i], false),
 		       lat(o, &r[i], i > 0), (unsigned long long)r[i].promoted,
@@ -119,6 +123,11 @@ void print_json(const struct model_opts *o, const struct trace *t, uint64_t page
 		double ratio = r[i].accesses ? (double)r[i].fast_hits / r[i].accesses : 0;
 
 		json_object_object_add(p, "policy", json_object_new_string(r[i].name));
+		if (r[i].error[0]) {
+			json_object_object_add(p, "error", json_object_new_string(r[i].error));
+			json_object_array_add(arr, p);
+			continue;
+		}
 		json_object_object_add(p, "accesses", json_object_new_uint64(r[i].accesses));
 		json_object_object_add(p, "fast_hits", json_object_new_uint64(r[i].fast_hits));
 		json_object_object_add(p, "fast_hit_ratio", json_object_new_double(ratio));

@@ -197,7 +197,10 @@ static void replay_publish(void *ctx)
 	uint64_t n = r->in->nr_epochs;
 
 	if (r->in->policy) {
-		res->decide_ms += r->md.eng.last_decide_ms;
+		double own = r->in->guard_ms ? *r->in->guard_ms : r->md.eng.last_decide_ms;
+
+		res->decide_ms += own;
+		res->isolate_ms += r->md.eng.last_decide_ms - own;
 		res->promoted += r->md.m.epoch.promoted;
 		res->demoted += r->md.m.epoch.demoted;
 	}

@@ -62,11 +62,14 @@ static const char usage_text[] =
 "      --fast-ns NS         access latency of the fast tier (default 100)\n"
 "      --slow-ns NS         access latency of the slow tier (default 250)\n"
 "      --migrate-ns NS      cost of migrating one page (default 2000)\n"
-"  -r, --rate MBPS          migration budget, MiB/s of trace time (default 256)\n"
-"      --low-wmark PCT      fast-tier watermarks as in cxltierd (default 1)\n"
-"      --high-wmark PCT     (default 2)\n"
+"  -r, --rate MBPS          migration budget, MiB/s of trace time (default %g)\n"
+"      --low-wmark PCT      fast-tier watermarks as in cxltierd (default %g)\n"
+"      --high-wmark PCT     (default %g)\n"
+"      --pingpong-epochs N  a moved page is not moved again for N epochs, as in\n"
+"                           cxltierd (default %u)\n"
 "      --decay F            heat decay per epoch (default 0.5)\n"
-"      --pingpong-window N  a page moved back within N epochs is a ping-pong (default 10)\n"
+"      --pingpong-window N  a page moved back fewer than N epochs after its last\n"
+"                           move is a ping-pong: the mover's own test (default %u)\n"
 "Policies:\n"
 "  -o, --param POLICY:KEY=VALUE   a parameter for one policy (repeat)\n"
 "      --decide-limit-ms MS  a decision that takes longer ends its row, reported\n"
@@ -187,7 +190,7 @@ enum {
 	OPT_FAST_PAGES = 256, OPT_SLOW_PAGES, OPT_FAST_NS, OPT_SLOW_NS, OPT_MIGRATE_NS,
 	OPT_LOW, OPT_HIGH, OPT_DECAY, OPT_PINGPONG, OPT_POLICY_DIR, OPT_TIMING, OPT_PLOT,
 	OPT_SYNTH, OPT_PAGES, OPT_EPOCHS, OPT_SAMPLES, OPT_SEED, OPT_ALPHA, OPT_HOT,
-	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV, OPT_DECIDE_LIMIT,
+	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV, OPT_DECIDE_LIMIT, OPT_PINGPONG_EPOCHS,
 };
 
 /* Returns -1 to go on, else the exit status (help: 0, a usage error: 2). */
@@ -206,6 +209,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 		{ "high-wmark", required_argument, NULL, OPT_HIGH },
 		{ "decay", required_argument, NULL, OPT_DECAY },
 		{ "pingpong-window", required_argument, NULL, OPT_PINGPONG },
+		{ "pingpong-epochs", required_argument, NULL, OPT_PINGPONG_EPOCHS },
 		{ "param", required_argument, NULL, 'o' },
 		{ "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
 		{ "json", no_argument, NULL, 'j' },
@@ -249,6 +253,9 @@ static int parse_args(struct args *a, int argc, char **argv)
 		case OPT_HIGH: o->high_pct = parse_dbl(a, "--high-wmark", optarg, 0, 90); break;
 		case OPT_DECAY: o->decay = parse_dbl(a, "--decay", optarg, 0, 1); break;
 		case OPT_PINGPONG: o->pingpong_window = parse_num(a, "--pingpong-window", optarg, 1, 1000000); break;
+		case OPT_PINGPONG_EPOCHS:
+			o->pingpong_epochs = parse_num(a, "--pingpong-epochs", optarg, 0, 60000);
+			break;
 		case 'o':
 			if (a->nparams == (int)ARRAY_SIZE(a->params) || !strchr(optarg, ':') || !strchr(optarg, '='))
 				return usage_error("--param '%s': expected POLICY:KEY=VALUE", optarg);
@@ -277,13 +284,23 @@ static int parse_args(struct args *a, int argc, char **argv)
 			a->limit_given = true;
 			break;
 		case 'O': a->out = optarg; break;
-		case 'h':
-			fputs(usage_text, stdout);
+		case 'h': {
+			struct mover_opts mo;
+
+			mover__default_opts(&mo);
+			printf(usage_text, mo.rate_mbps, mo.low_wmark_pct, mo.high_wmark_pct,
+			       mo.pingpong_epochs, mo.pingpong_epochs);
 			return close_output(stdout, "standard output");
+		}
 		default: fprintf(stderr, "Try 'cxltier-replay --help'.\n"); return 2;
 		}
 		if (a->bad)
 			return 2;
+	}
+	if (o->high_pct < o->low_pct) {
+		fprintf(stderr, "cxltier-replay: --high-wmark %g is below --low-wmark %g\nTry 'cxltier-replay --help'.\n",
+			o->high_pct, o->low_pct);
+		return 2;
 	}
 	if (!a->limit_given)
 		a->decide_limit_ms = o->epoch_ms;
@@ -470,15 +487,23 @@ int main(int argc, char **argv)
 {
 	struct args a = {
 		.o = { .fast_ratio = 0.25, .epoch_ms = 1000, .fast_ns = 100, .slow_ns = 250,
-		       .migrate_ns = 2000, .rate_mbps = 256, .low_pct = 1, .high_pct = 2,
-		       .pingpong_window = 10, .decay = 0.5 },
+		       .migrate_ns = 2000, .decay = 0.5 },
 		.so = { .pages = 32768, .epochs = 60, .samples = 500000, .seed = 1, .alpha = 0.99,
 			.hot = 0.1, .hot_share = 0.9, .shift_every = 10 },
 	};
+	struct mover_opts mo;
 	const char *path;
 	char msg[256];
 	struct trace t;
 	int rc, npol;
+
+	/* The mover's settings are the agent's own defaults: one place, mover.c. */
+	mover__default_opts(&mo);
+	a.o.rate_mbps = mo.rate_mbps;
+	a.o.low_pct = mo.low_wmark_pct;
+	a.o.high_pct = mo.high_wmark_pct;
+	a.o.pingpong_epochs = mo.pingpong_epochs;
+	a.o.pingpong_window = mo.pingpong_epochs;
 
 	default_policy_dir(a.policy_dir, sizeof(a.policy_dir));
 	if ((rc = parse_args(&a, argc, argv)) >= 0)

@@ -29,7 +29,8 @@ struct model_opts {
 	double fast_ns, slow_ns, migrate_ns;
 	double rate_mbps;
 	double low_pct, high_pct;
-	uint32_t pingpong_window;
+	uint32_t pingpong_epochs;	/* the mover's: a moved page stays put this long */
+	uint32_t pingpong_window;	/* a move back sooner counts as a ping-pong */
 	double decay;
 	bool timing, json, progress;
 	const char *plot_dir;

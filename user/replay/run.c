@@ -246,6 +246,7 @@ int run_policy(const struct run_in *in, struct result *res)
 	mo.rate_mbps = o->rate_mbps;
 	mo.low_wmark_pct = o->low_pct;
 	mo.high_wmark_pct = o->high_pct;
+	mo.pingpong_epochs = o->pingpong_epochs;
 	mover__init(&md->m, &mo, trace->hdr.page_size);
 	md->eng = (struct engine){ .topo = &md->topo, .tr = &md->tr, .m = &md->m,
 				   .policy = in->policy, .epoch_ms = o->epoch_ms, .quiet = true,

@@ -46,6 +46,7 @@ static const char usage_text[] =
 "Usage: cxltier-replay [OPTIONS] TRACE POLICY...\n"
 "       cxltier-replay --synth KIND [SYNTH OPTIONS] -O FILE\n"
 "       cxltier-replay --to-csv TRACE [-O FILE]\n"
+"       cxltier-replay --policy-help POLICY...\n"
 "\n"
 "Runs each POLICY (a name from the policy directory, or a path to a .so) over\n"
 "TRACE against a two-tier model and prints, per policy: the share of accesses\n"
@@ -71,7 +72,11 @@ static const char usage_text[] =
 "      --pingpong-window N  a page moved back fewer than N epochs after its last\n"
 "                           move is a ping-pong: the mover's own test (default %u)\n"
 "Policies:\n"
-"  -o, --param POLICY:KEY=VALUE   a parameter for one policy (repeat)\n"
+"  -o, --param POLICY:KEY=V1[,V2...]  a parameter for one policy (repeat); a\n"
+"                           list of values is a sweep: a row per value, and per\n"
+"                           combination when several keys have lists; rows are\n"
+"                           labelled NAME(KEY=VALUE,...)\n"
+"      --policy-help        print each POLICY's description and parameters\n"
 "      --decide-limit-ms MS  a decision that takes longer ends its row, reported\n"
 "                           as timed out (default: one epoch, --epoch-ms; 0: none)\n"
 "      --policy-dir DIR     where policy names are looked up (default: policies/\n"
@@ -104,6 +109,8 @@ static const char usage_text[] =
 "  cxltier-replay --synth zipf --seed 1 -O zipf.trace\n"
 "  cxltier-replay zipf.trace hotset hotcold age tpp\n"
 "  cxltier-replay --fast-ratio 1:8 -o hotcold:promote_heat=2 shift.trace hotcold ./my.so\n"
+"  cxltier-replay -o hotset:headroom=0.01,0.02,0.05 zipf.trace hotset\n"
+"  cxltier-replay --policy-help hotset ./my.so\n"
 "  cxltier-replay --json --plot plots/ recorded.trace hotset\n"
 "  cxltier-replay --to-csv recorded.trace -O recorded.csv\n";
 
@@ -144,6 +151,7 @@ struct args {
 	uint32_t decide_limit_ms;	/* 0: none */
 	bool limit_given;		/* else one epoch */
 	bool to_csv;
+	bool policy_help;
 	bool bad;
 };
 
@@ -190,7 +198,7 @@ enum {
 	OPT_FAST_PAGES = 256, OPT_SLOW_PAGES, OPT_FAST_NS, OPT_SLOW_NS, OPT_MIGRATE_NS,
 	OPT_LOW, OPT_HIGH, OPT_DECAY, OPT_PINGPONG, OPT_POLICY_DIR, OPT_TIMING, OPT_PLOT,
 	OPT_SYNTH, OPT_PAGES, OPT_EPOCHS, OPT_SAMPLES, OPT_SEED, OPT_ALPHA, OPT_HOT,
-	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV, OPT_DECIDE_LIMIT, OPT_PINGPONG_EPOCHS,
+	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV, OPT_DECIDE_LIMIT, OPT_PINGPONG_EPOCHS, OPT_POLICY_HELP,
 };
 
 /* Returns -1 to go on, else the exit status (help: 0, a usage error: 2). */
@@ -226,6 +234,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 		{ "shift-every", required_argument, NULL, OPT_SHIFT },
 		{ "to-csv", no_argument, NULL, OPT_TO_CSV },
 		{ "decide-limit-ms", required_argument, NULL, OPT_DECIDE_LIMIT },
+		{ "policy-help", no_argument, NULL, OPT_POLICY_HELP },
 		{ "output", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -279,6 +288,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 		case OPT_HOT_SHARE: so->hot_share = parse_dbl(a, "--hot-share", optarg, 0, 1); break;
 		case OPT_SHIFT: so->shift_every = parse_num(a, "--shift-every", optarg, 1, 1000000); break;
 		case OPT_TO_CSV: a->to_csv = true; break;
+		case OPT_POLICY_HELP: a->policy_help = true; break;
 		case OPT_DECIDE_LIMIT:
 			a->decide_limit_ms = parse_num(a, "--decide-limit-ms", optarg, 0, 3600000);
 			a->limit_given = true;
@@ -336,6 +346,40 @@ static uint64_t count_epochs(const char *path, const struct trace_scan *sc, uint
 	return 0;
 }
 
+#define MAX_ROWS 64
+
+static void free_rows(struct row *rows, int n)
+{
+	for (int i = 0; rows && i < n; i++)
+		free(rows[i].strings);
+	free(rows);
+}
+
+/* --policy-help: what cxltierd --policy-help prints, for each policy named; the exit status. */
+static int policy_help(struct args *a, char **names, int npol)
+{
+	int rc = 0;
+
+	if (npol < 1)
+		return usage_error("--policy-help needs a policy (e.g. hotset, or a path to a .so)%s", "");
+	for (int i = 0; i < npol; i++) {
+		struct policy_host host;
+		char *kv[ROW_MAX_KV];
+		int nkv = 0;
+
+		for (int k = 0; k < a->nparams; k++)
+			if (param_for(a->params[k], names[i]))
+				kv[nkv++] = param_for(a->params[k], names[i]);
+		if (policy_host__load(&host, names[i], a->policy_dir, kv, nkv)) {
+			rc = 1;
+			continue;
+		}
+		policy_host__describe(&host);
+		policy_host__unload(&host);
+	}
+	return close_output(stdout, "standard output") ? 1 : rc;
+}
+
 /* Memory the rows' child processes write their results into; NULL when none is left. */
 static void *shared_alloc(size_t size)
 {
@@ -344,12 +388,94 @@ static void *shared_alloc(size_t size)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* The file's base name without .so: how a row and -o name a policy. */
+static int base_len(const char *arg, const char **base)
+{
+	size_t blen;
+
+	*base = strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg;
+	blen = strlen(*base);
+	if (blen > 3 && !strcmp(*base + blen - 3, ".so"))
+		blen -= 3;
+	return (int)blen;
+}
+
+/* Items in a comma-separated list of values. */
+static int list_len(const char *list)
+{
+	int n = 1;
+
+	for (; *list; list++)
+		n += *list == ',';
+	return n;
+}
+
+/*
+ * Adds the rows of one policy: a row per combination of its parameters'
+ * values, a value list (KEY=V1,V2,...) being a sweep.  The last list varies
+ * fastest.  A row is labelled NAME(KEY=VALUE,...) with the parameters given,
+ * NAME being the file's base name (the argument itself when two policies
+ * share a base name).  0, or 1 with a message.
+ */
+static int add_rows(struct row *rows, int *nrows, int max_rows, const char *arg, const char *name,
+		    int name_len, char **kv, int nkv)
+{
+	int combos = 1, pick[ROW_MAX_KV];
+	size_t len = 0;
+
+	for (int k = 0; k < nkv; k++) {
+		int n = list_len(strchr(kv[k], '=') + 1);
+
+		if (combos > max_rows / n || *nrows + combos * n > max_rows) {
+			fprintf(stderr, "cxltier-replay: more than %d rows (policies x parameter values)\n", max_rows);
+			return 1;
+		}
+		combos *= n;
+		len += strlen(kv[k]) + 1;
+	}
+	for (int r = 0; r < combos; r++) {
+		struct row *row = &rows[(*nrows)++];
+		size_t lab;
+		char *out;
+		int rest = r;
+
+		if (!(out = row->strings = malloc(len + 1))) {
+			fprintf(stderr, "cxltier-replay: out of memory\n");
+			return 1;
+		}
+		for (int k = nkv - 1; k >= 0; k--) {
+			int n = list_len(strchr(kv[k], '=') + 1);
+
+			pick[k] = rest % n;
+			rest /= n;
+		}
+		row->policy = arg;
+		row->nr_kv = nkv;
+		lab = snprintf(row->label, sizeof(row->label), "%.*s", name_len, name);
+		for (int k = 0; k < nkv; k++) {
+			const char *eq = strchr(kv[k], '='), *v = eq + 1;
+
+			for (int i = 0; i < pick[k]; i++)
+				v = strchr(v, ',') + 1;
+			row->kv[k] = out;
+			out += sprintf(out, "%.*s=%.*s", (int)(eq - kv[k]), kv[k], (int)strcspn(v, ","), v) + 1;
+			if (lab < sizeof(row->label))
+				lab += snprintf(row->label + lab, sizeof(row->label) - lab, "%c%s",
+						k ? ',' : '(', row->kv[k]);
+		}
+		if (nkv && lab < sizeof(row->label))
+			snprintf(row->label + lab, sizeof(row->label) - lab, ")");
+	}
+	return 0;
+}
+
 /* The rows: each policy with the parameters named for it; NULL with a message. */
 static struct row *make_rows(struct args *a, char **names, int npol, int *nrows, int *rc)
 {
-	struct row *rows = calloc(npol, sizeof(*rows));
+	struct row *rows = calloc(MAX_ROWS, sizeof(*rows));
 
 	*rc = 1;
+	*nrows = 0;
 	if (!rows) {
 		fprintf(stderr, "cxltier-replay: out of memory\n");
 		return NULL;
@@ -361,24 +487,32 @@ static struct row *make_rows(struct args *a, char **names, int npol, int *nrows,
 			used |= param_for(a->params[k], names[i]) != NULL;
 		if (!used) {
 			*rc = usage_error("--param '%s' names no policy on the command line", a->params[k]);
-			free(rows);
-			return NULL;
+			goto fail;
 		}
 	}
 	for (int i = 0; i < npol; i++) {
-		const char *base = strrchr(names[i], '/') ? strrchr(names[i], '/') + 1 : names[i];
-		size_t blen = strlen(base);
+		const char *base, *other;
+		int blen = base_len(names[i], &base);
+		char *kv[ROW_MAX_KV];
+		int nkv = 0;
 
-		if (blen > 3 && !strcmp(base + blen - 3, ".so"))
-			blen -= 3;
-		rows[i].policy = names[i];
-		snprintf(rows[i].label, sizeof(rows[i].label), "%.*s", (int)blen, base);
+		for (int j = 0; j < npol; j++)
+			if (strcmp(names[i], names[j]) && base_len(names[j], &other) == blen &&
+			    !strncmp(base, other, blen)) {
+				base = names[i];
+				blen = (int)strlen(base);
+				break;
+			}
 		for (int k = 0; k < a->nparams; k++)
 			if (param_for(a->params[k], names[i]))
-				rows[i].kv[rows[i].nr_kv++] = param_for(a->params[k], names[i]);
+				kv[nkv++] = param_for(a->params[k], names[i]);
+		if (add_rows(rows, nrows, MAX_ROWS, names[i], base, blen, kv, nkv))
+			goto fail;
 	}
-	*nrows = npol;
 	return rows;
+fail:
+	free_rows(rows, *nrows);
+	return NULL;
 }
 
 /* Runs "none" (with the oracle) and each row, then prints; the exit status. */
@@ -417,8 +551,10 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 		goto out;
 	snprintf(res[0].name, sizeof(res[0].name), "oracle");
 	snprintf(res[1].name, sizeof(res[1].name), "none");
-	for (int i = 0; i < nrows; i++)
+	for (int i = 0; i < nrows; i++) {
 		snprintf(res[2 + i].name, sizeof(res[2 + i].name), "%s", rows[i].label);
+		res[2 + i].row = &rows[i];
+	}
 	/* Per-epoch ratios are for the plot only: memory by time span otherwise stays nil. */
 	if (o->plot_dir) {
 		ratios_size = (nrows + 2) * in.nr_epochs * sizeof(double);
@@ -478,7 +614,7 @@ out:
 		munmap(ratios, ratios_size);
 	if (res)
 		munmap(res, (nrows + 2) * sizeof(*res));
-	free(rows);
+	free_rows(rows, nrows);
 	free(heat);
 	return rc;
 }
@@ -510,6 +646,8 @@ int main(int argc, char **argv)
 		return rc;
 	if (a.so.kind)
 		return synth(&a.so, &a.o, a.out) ? 1 : 0;
+	if (a.policy_help)
+		return policy_help(&a, argv + optind, argc - optind);
 	if (optind >= argc)
 		return usage_error("no trace given%s", "");
 	path = argv[optind];

@@ -27,10 +27,10 @@ row() { jq -c --arg p "$1" '.policies[] | select(.policy == $p)' "$work/all.json
 [ "$(row hotset)" = "$(jq -c '.policies[] | select(.policy == "hotset")' "$work/alone.json")" ] ||
 	fail "hotset beside bad policies: $(row hotset), alone: $(jq -c '.policies[2]' "$work/alone.json")"
 for expect in 'crash:crashed (SIGSEGV)' 'hang:timed out: a decision took over 300 ms' \
-	'overrun:crashed (SIGSEGV)' 'age:refused at load'; do
+	'overrun:crashed (SIGSEGV)' 'age(nosuch=1):refused at load'; do
 	name=${expect%%:*} want=${expect#*:}
 	[ "$(row "$name" | jq -r .error)" = "$want" ] || fail "$name: $(row "$name"), expected '$want'"
-	grep -q "policy $name: $want; the other rows go on" "$work/err" || fail "$name not named on stderr: $(cat "$work/err")"
+	grep -qF "policy $name: $want; the other rows go on" "$work/err" || fail "$name not named on stderr: $(cat "$work/err")"
 done
 grep -q "unknown parameter 'nosuch'" "$work/err" || fail "the refusal's reason is not shown: $(cat "$work/err")"
 

@@ -51,6 +51,31 @@ jq -e '.fast_pages == 1024' "$work/out.json" > /dev/null || fail "default fast r
 "$R" --json --fast-ratio 1:8 "$work/a.trace" hotcold | jq -e '.fast_pages == 512' > /dev/null ||
 	fail "--fast-ratio 1:8 not applied"
 
+# Rows are labelled by file and parameters; a list of values is a sweep,
+# each row the same as the run of that value alone.
+"$R" --json -o hotset:settle_epochs=10,30 -o hotset:min_gain=1,4 -o flip:nosuch=1 "$work/a.trace" hotset \
+	"$BUILD/tests/policies/flip.so" > "$work/sweep.json" 2> /dev/null && fail "a refused row gave exit 0"
+[ "$(jq -c '[.policies[].policy]' "$work/sweep.json")" = \
+  '["oracle","none","hotset(settle_epochs=10,min_gain=1)","hotset(settle_epochs=10,min_gain=4)","hotset(settle_epochs=30,min_gain=1)","hotset(settle_epochs=30,min_gain=4)","flip(nosuch=1)"]' ] ||
+	fail "sweep rows: $(jq -c '[.policies[].policy]' "$work/sweep.json")"
+jq -e '.policies[5] | .file == "hotset" and .params == {"settle_epochs": "30", "min_gain": "4"}' "$work/sweep.json" > /dev/null ||
+	fail "a row's file and params: $(jq -c '.policies[5]' "$work/sweep.json")"
+"$R" --json -o hotset:settle_epochs=30 -o hotset:min_gain=4 "$work/a.trace" hotset |
+	jq -c '.policies[2] | del(.policy, .params)' > "$work/one.json"
+jq -c '.policies[5] | del(.policy, .params)' "$work/sweep.json" | cmp -s - "$work/one.json" ||
+	fail "a swept row differs from its run alone: $(cat "$work/one.json")"
+! cmp -s <(jq -c '.policies[2] | del(.policy, .params)' "$work/sweep.json") "$work/one.json" ||
+	fail "settle_epochs=10 and 30 gave the same row: the sweep's values were not passed"
+# Two files of one base name are told apart by their paths.
+mkdir "$work/other" && cp "$BUILD/tests/policies/flip.so" "$work/other/"
+"$R" --json "$work/a.trace" "$BUILD/tests/policies/flip.so" "$work/other/flip.so" |
+	jq -e --arg a "$BUILD/tests/policies/flip.so" --arg b "$work/other/flip.so" \
+	'[.policies[2:][].policy] == [$a, $b]' > /dev/null || fail "two flip.so rows share a label"
+
+# --policy-help is the agent's own.
+diff <("$R" --policy-help hotset) <("$BUILD/cxltierd" --policy hotset --policy-help) ||
+	fail "--policy-help differs from cxltierd's"
+
 samples=$(jq .samples "$work/out.json")
 "$R" --to-csv "$work/a.trace" -O "$work/a.csv"
 [ "$(head -1 "$work/a.csv")" = "time_ns,tgid,vaddr,source,weight" ] || fail "CSV header"

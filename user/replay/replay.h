@@ -36,8 +36,18 @@ struct model_opts {
 	const char *plot_dir;
 };
 
+/* One row of the table: a policy with its parameters (a sweep gives several). */
+#define ROW_MAX_KV 64
+struct row {
+	const char *policy;		/* as given: a name or a path */
+	char *kv[ROW_MAX_KV];		/* KEY=VALUE */
+	int nr_kv;
+	char *strings;			/* storage behind kv */
+	char label[128];		/* name and parameters, as printed */
+};
+
 struct result {
-	char name[64];
+	char name[128];
 	uint64_t accesses, fast_hits;
 	uint64_t promoted, demoted, pingpong;
 	uint64_t epochs;
@@ -45,17 +55,10 @@ struct result {
 	double isolate_ms;	/* copying its view and plan, arming its time limit */
 	double fork_ms;		/* the row's child process, start to end */
 	char error[96];		/* why the row has no result ("" when it has one) */
+	const struct row *row;	/* the policy and parameters; NULL for oracle and none */
 	double *epoch_ratio;	/* per epoch fast-hit ratio, for plots */
 };
 
-/* One row of the table: a policy with its parameters (a sweep gives several). */
-#define ROW_MAX_KV 64
-struct row {
-	const char *policy;		/* as given: a name or a path */
-	char *kv[ROW_MAX_KV];		/* KEY=VALUE */
-	int nr_kv;
-	char label[128];		/* name and parameters, as printed */
-};
 
 /* Per page, beside the tracker's record: for ping-pong counting. */
 struct move_hist {

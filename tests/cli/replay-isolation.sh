@@ -34,6 +34,12 @@ for expect in 'crash:crashed (SIGSEGV)' 'hang:timed out: a decision took over 30
 done
 grep -q "unknown parameter 'nosuch'" "$work/err" || fail "the refusal's reason is not shown: $(cat "$work/err")"
 
+# A heap the policy corrupted itself: the C library aborts, the row says so.
+rc=0
+timeout 120 "$R" --json -o crash:how=abort "$work/z.trace" "$P/crash.so" hotset > "$work/abort.json" 2> /dev/null || rc=$?
+[ "$rc" -eq 1 ] && jq -e '.policies[2].error == "aborted (SIGABRT)" and (.policies[3].error | not)' "$work/abort.json" > /dev/null ||
+	fail "a double free: exit $rc, $(jq -c '.policies[2:]' "$work/abort.json")"
+
 # Past the page records, too: a guard page, not a corrupted heap.
 rc=0
 timeout 120 "$R" --json -o overrun:what=pages "$work/z.trace" "$P/overrun.so" > "$work/pages.json" 2> /dev/null || rc=$?

@@ -213,8 +213,16 @@ static void child(const struct run_in *tmpl, const struct row *row, const char *
 	sigset_t alrm;
 	int err;
 
-	/* A crash is reported by the parent; no core file per bad policy. */
+	/*
+	 * A crash is reported by the parent, from the signal that ended the
+	 * child: no core file per bad policy, and no handler in between (a
+	 * sanitizer's would turn SIGSEGV into an exit or an abort).
+	 */
 	setrlimit(RLIMIT_CORE, &no_core);
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+	signal(SIGFPE, SIG_DFL);
+	signal(SIGILL, SIG_DFL);
 	signal(SIGALRM, SIG_DFL);
 	sigemptyset(&alrm);
 	sigaddset(&alrm, SIGALRM);

@@ -83,6 +83,9 @@ static int guarded_reserve(struct guarded *g, size_t want)
 		size = ps;
 	if (g->base && size <= g->size)
 		return 0;
+	/* The view grows as pages are first seen: by half again, not every epoch. */
+	if (g->base && size < g->size + g->size / 2)
+		size = (g->size + g->size / 2 + ps - 1) / ps * ps;
 	if (g->base)
 		munmap(g->base, g->size + ps);
 	g->base = NULL;

@@ -165,7 +165,7 @@ DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
 	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev libinih-dev libmicrohttpd-dev \
 	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils gzip \
 	procps util-linux jq bc gnuplot-nox groff-base man-db systemd valgrind libclang-rt-14-dev \
-	dpkg-dev debhelper python3 curl passwd
+	dpkg-dev debhelper python3 python3-numpy curl passwd
 
 deps:
 	apt-get update

@@ -13,6 +13,12 @@
  * since they were first tracked) whatever their idle time.  Demotions come
  * first in the plan; promotions follow, the most recently sampled first, and
  * only as many as fit over the high watermark once the demotions are done.
+ * Those that do not fit displace fast pages used less recently (or as
+ * recently and less than half as hot: heat breaks the tie), the longest
+ * idle first: after first touch the fast tier is full down to the low
+ * watermark, and while no fast page is idle for idle_demote epochs nothing
+ * else would make room (the policy then scored exactly like no migration
+ * on every synthetic trace).
  * Pages moved less than `settle_epochs` ago are left alone (the mover would
  * refuse them), as are pages whose node is unknown.
  *
@@ -92,6 +98,54 @@ static void age_fini(void *state)
 	free(a);
 }
 
+/* The page a candidate names. */
+static const struct cxlt_page *cand_page(const struct cxlt_view *v, const struct cxlt_cand *c)
+{
+	return &v->targets[c->target].pages[c->page];
+}
+
+/*
+ * After first touch a full fast tier keeps its free memory between the
+ * watermarks, and nothing would ever make room for an active slow page
+ * while no fast page is idle for idle_demote epochs.  So the promotions
+ * that do not fit (a->cands[room..np), the most recent first) displace
+ * fast pages, each one only for a slow page used more recently than it,
+ * or as recently and at least twice as hot (heat breaks the tie); the
+ * longest idle, then the coldest, go first.  Called only when no
+ * demotion is planned yet, so no page is planned twice.  Plans the
+ * demotions; returns how many.
+ */
+static uint64_t displace(struct age *a, const struct cxlt_view *v, const int8_t *roles, uint64_t ns,
+			 uint64_t np, uint64_t room, uint64_t left, int slow, struct cxlt_plan *plan)
+{
+	struct cxlt_cand *victims = a->cands + ns;
+	uint64_t nv = 0, k = 0;
+
+	for (uint32_t t = 0; t < v->nr_targets; t++)
+		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
+			const struct cxlt_page *p = &v->targets[t].pages[i];
+
+			if (p->node < 0 || roles[p->node] != CXLT_NODE_FAST ||
+			    p->since_move < a->settle_epochs)
+				continue;
+			victims[nv++] = (struct cxlt_cand){ .key = 1e6f * p->idle_epochs - p->heat,
+							    .target = t, .page = (uint32_t)i };
+		}
+	cxlt_top_k(victims, nv, np - room < nv ? np - room : nv);
+	while (k < nv && room + k < np && room + 2 * (k + 1) <= left) {
+		const struct cxlt_page *in = cand_page(v, &a->cands[room + k]);
+		const struct cxlt_page *out = cand_page(v, &victims[k]);
+
+		if (!(out->idle_epochs > in->idle_epochs ||
+		      (out->idle_epochs == in->idle_epochs && in->heat > 2 * out->heat)))
+			break;
+		k++;
+	}
+	for (uint64_t i = 0; i < k; i++)
+		cxlt_plan_add(plan, victims[i].target, victims[i].page, slow);
+	return k;
+}
+
 static int age_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)
 {
 	struct age *a = state;
@@ -163,10 +217,12 @@ static int age_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 	/* What the mover will let in: free fast memory over high, after demotions. */
 	room = v->fast_free_pages + nd > v->fast_high_pages ?
 	       v->fast_free_pages + nd - v->fast_high_pages : 0;
-	np = ns < room ? ns : room;
-	if (np > left - nd)
-		np = left - nd;
+	np = ns < left - nd ? ns : left - nd;
 	cxlt_top_k(a->cands, ns, np);
+	if (!nd && np > room)
+		room += displace(a, v, roles, ns, np, room, left, slow, plan);
+	if (np > room)
+		np = room;
 	for (uint64_t i = 0; i < np; i++)
 		if (cxlt_plan_add(plan, a->cands[i].target, a->cands[i].page, fast))
 			break;

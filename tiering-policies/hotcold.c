@@ -9,7 +9,12 @@
  * (view->demote_goal_pages > 0), the coldest fast pages go first whatever
  * their idle time: never-sampled pages, then the longest idle, then the least
  * heat.  Within the budget, demotions come first and promotions are taken
- * hottest first.
+ * hottest first.  Promotions that do not fit over the high watermark
+ * displace the coldest fast pages, each for a slow page at least twice as
+ * hot: after first touch the fast tier is full down to the low watermark,
+ * and without this nothing would ever make room for a hot page (the policy
+ * then scored exactly like no migration on every synthetic trace).  Pages
+ * moved less than the mover's ping-pong window ago are left alone.
  *
  * Parameters:
  *   promote_heat  heat at which a slow page is promoted (default 1: sampled
@@ -93,7 +98,8 @@ static uint64_t collect(struct hotcold *hc, const struct cxlt_view *v, int role,
 		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
 			const struct cxlt_page *p = &pages[i];
 
-			if (p->node < 0 || roles[p->node] != role)
+			/* The mover refuses a page moved too recently: no slot for it. */
+			if (p->node < 0 || roles[p->node] != role || p->since_move < v->pingpong_epochs)
 				continue;
 			if (cold ? idle_min && !cxlt_idle_beyond(p, idle_min) : p->heat < heat_min)
 				continue;
@@ -108,17 +114,38 @@ static uint64_t collect(struct hotcold *hc, const struct cxlt_view *v, int role,
 	return n;
 }
 
+/* Every fast page the mover would let go, keyed -heat (the coldest ranks first). */
+static uint64_t collect_victims(struct hotcold *hc, const struct cxlt_view *v, struct cxlt_cand *out)
+{
+	int8_t roles[CXLT_MAX_NODE_ID];
+	uint64_t n = 0;
+
+	(void)hc;
+	cxlt_role_table(v, roles);
+	for (uint32_t t = 0; t < v->nr_targets; t++)
+		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
+			const struct cxlt_page *p = &v->targets[t].pages[i];
+
+			if (p->node < 0 || roles[p->node] != CXLT_NODE_FAST ||
+			    p->since_move < v->pingpong_epochs)
+				continue;
+			out[n++] = (struct cxlt_cand){ .key = -p->heat, .target = t, .page = (uint32_t)i };
+		}
+	return n;
+}
+
 static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)
 {
 	struct hotcold *hc = state;
 	int fast = cxlt_roomiest_node(v, CXLT_NODE_FAST), slow = cxlt_roomiest_node(v, CXLT_NODE_SLOW);
-	uint64_t total = 0, n, want;
+	uint64_t total = 0, n, want, nd, left, room;
 	int err;
 
 	if (fast < 0 || slow < 0)
 		return 0;	/* nothing to move between */
 	total = cxlt_view_pages(v);
-	if ((err = cxlt_cands_reserve(&hc->cands, &hc->cap, total)))
+	/* Two lists: slow candidates, then fast victims. */
+	if ((err = cxlt_cands_reserve(&hc->cands, &hc->cap, 2 * total)))
 		return err;
 
 	/* Demotions: to make room when short, else the pages idle for long. */
@@ -135,10 +162,36 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 				return 0;
 	}
 
-	/* Hottest first even when all fit: the mover may cut promotions short. */
+	/*
+	 * Promotions, hottest first even when all fit (the mover may cut them
+	 * short), into free fast memory over the high watermark.  What does
+	 * not fit displaces the coldest fast pages, each for a slow page at
+	 * least twice as hot: after first touch a full fast tier keeps free
+	 * memory between the watermarks, where nothing else would ever make
+	 * room for a hot page.  Only when no demotion is planned yet, so no
+	 * page is planned twice.
+	 */
+	nd = plan->nr;
 	n = collect(hc, v, CXLT_NODE_SLOW, 0, 0, hc->promote_heat);
-	cxlt_top_k(hc->cands, n, n < plan->cap - plan->nr ? n : plan->cap - plan->nr);
-	for (uint64_t i = 0; i < n; i++)
+	left = plan->cap - plan->nr;
+	cxlt_top_k(hc->cands, n, n < left ? n : left);
+	if (n > left)
+		n = left;
+	room = v->fast_free_pages + nd > v->fast_high_pages ? v->fast_free_pages + nd - v->fast_high_pages : 0;
+	if (!nd && n > room) {
+		struct cxlt_cand *victims = hc->cands + total;
+		uint64_t nv = collect_victims(hc, v, victims), k = 0;
+
+		cxlt_top_k(victims, nv, n - room < nv ? n - room : nv);
+		/* Victims' keys are -heat: coldest first. */
+		while (k < nv && room + k < n && room + 2 * (k + 1) <= left &&
+		       hc->cands[room + k].key > -2 * victims[k].key)
+			k++;
+		for (uint64_t i = 0; i < k; i++)
+			cxlt_plan_add(plan, victims[i].target, victims[i].page, slow);
+		room += k;
+	}
+	for (uint64_t i = 0; i < n && i < room; i++)
 		if (cxlt_plan_add(plan, hc->cands[i].target, hc->cands[i].page, fast))
 			break;
 	return 0;

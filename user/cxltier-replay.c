@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@ static const char usage_text[] =
 "Usage: cxltier-replay [OPTIONS] TRACE POLICY...\n"
 "       cxltier-replay --synth KIND [SYNTH OPTIONS] -O FILE\n"
 "       cxltier-replay --to-csv TRACE [-O FILE]\n"
+"       cxltier-replay --policy-help POLICY...\n"
 "\n"
 "Runs each POLICY (a name from the policy directory, or a path to a .so) over\n"
 "TRACE against a two-tier model and prints, per policy: the share of accesses\n"
@@ -61,13 +63,22 @@ static const char usage_text[] =
 "      --fast-ns NS         access latency of the fast tier (default 100)\n"
 "      --slow-ns NS         access latency of the slow tier (default 250)\n"
 "      --migrate-ns NS      cost of migrating one page (default 2000)\n"
-"  -r, --rate MBPS          migration budget, MiB/s of trace time (default 256)\n"
-"      --low-wmark PCT      fast-tier watermarks as in cxltierd (default 1)\n"
-"      --high-wmark PCT     (default 2)\n"
+"  -r, --rate MBPS          migration budget, MiB/s of trace time (default %g)\n"
+"      --low-wmark PCT      fast-tier watermarks as in cxltierd (default %g)\n"
+"      --high-wmark PCT     (default %g)\n"
+"      --pingpong-epochs N  a moved page is not moved again for N epochs, as in\n"
+"                           cxltierd (default %u)\n"
 "      --decay F            heat decay per epoch (default 0.5)\n"
-"      --pingpong-window N  a page moved back within N epochs is a ping-pong (default 10)\n"
+"      --pingpong-window N  a page moved back fewer than N epochs after its last\n"
+"                           move is a ping-pong: the mover's own test (default %u)\n"
 "Policies:\n"
-"  -o, --param POLICY:KEY=VALUE   a parameter for one policy (repeat)\n"
+"  -o, --param POLICY:KEY=V1[,V2...]  a parameter for one policy (repeat); a\n"
+"                           list of values is a sweep: a row per value, and per\n"
+"                           combination when several keys have lists; rows are\n"
+"                           labelled NAME(KEY=VALUE,...)\n"
+"      --policy-help        print each POLICY's description and parameters\n"
+"      --decide-limit-ms MS  a decision that takes longer ends its row, reported\n"
+"                           as timed out (default: one epoch, --epoch-ms; 0: none)\n"
 "      --policy-dir DIR     where policy names are looked up (default: policies/\n"
 "                           beside this binary)\n"
 "Output:\n"
@@ -89,10 +100,17 @@ static const char usage_text[] =
 "      --shift-every N      shift: the hot set moves every N epochs (default 10)\n"
 "  -O, --output FILE        where to write (synth: required; to-csv: default stdout)\n"
 "\n"
+"Each policy runs in a process of its own and decides on a copy of its view:\n"
+"a policy that crashes, aborts, is refused at load or overruns the decision\n"
+"time limit gets that as its row's result, the other rows complete, and the\n"
+"exit status is 1.\n"
+"\n"
 "EXAMPLES\n"
 "  cxltier-replay --synth zipf --seed 1 -O zipf.trace\n"
 "  cxltier-replay zipf.trace hotset hotcold age tpp\n"
 "  cxltier-replay --fast-ratio 1:8 -o hotcold:promote_heat=2 shift.trace hotcold ./my.so\n"
+"  cxltier-replay -o hotset:headroom=0.01,0.02,0.05 zipf.trace hotset\n"
+"  cxltier-replay --policy-help hotset ./my.so\n"
 "  cxltier-replay --json --plot plots/ recorded.trace hotset\n"
 "  cxltier-replay --to-csv recorded.trace -O recorded.csv\n";
 
@@ -130,7 +148,10 @@ struct args {
 	int nparams;
 	char policy_dir[1024];
 	const char *out;
+	uint32_t decide_limit_ms;	/* 0: none */
+	bool limit_given;		/* else one epoch */
 	bool to_csv;
+	bool policy_help;
 	bool bad;
 };
 
@@ -177,7 +198,7 @@ enum {
 	OPT_FAST_PAGES = 256, OPT_SLOW_PAGES, OPT_FAST_NS, OPT_SLOW_NS, OPT_MIGRATE_NS,
 	OPT_LOW, OPT_HIGH, OPT_DECAY, OPT_PINGPONG, OPT_POLICY_DIR, OPT_TIMING, OPT_PLOT,
 	OPT_SYNTH, OPT_PAGES, OPT_EPOCHS, OPT_SAMPLES, OPT_SEED, OPT_ALPHA, OPT_HOT,
-	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV,
+	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV, OPT_DECIDE_LIMIT, OPT_PINGPONG_EPOCHS, OPT_POLICY_HELP,
 };
 
 /* Returns -1 to go on, else the exit status (help: 0, a usage error: 2). */
@@ -196,6 +217,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 		{ "high-wmark", required_argument, NULL, OPT_HIGH },
 		{ "decay", required_argument, NULL, OPT_DECAY },
 		{ "pingpong-window", required_argument, NULL, OPT_PINGPONG },
+		{ "pingpong-epochs", required_argument, NULL, OPT_PINGPONG_EPOCHS },
 		{ "param", required_argument, NULL, 'o' },
 		{ "policy-dir", required_argument, NULL, OPT_POLICY_DIR },
 		{ "json", no_argument, NULL, 'j' },
@@ -211,6 +233,8 @@ static int parse_args(struct args *a, int argc, char **argv)
 		{ "hot-share", required_argument, NULL, OPT_HOT_SHARE },
 		{ "shift-every", required_argument, NULL, OPT_SHIFT },
 		{ "to-csv", no_argument, NULL, OPT_TO_CSV },
+		{ "decide-limit-ms", required_argument, NULL, OPT_DECIDE_LIMIT },
+		{ "policy-help", no_argument, NULL, OPT_POLICY_HELP },
 		{ "output", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -238,6 +262,9 @@ static int parse_args(struct args *a, int argc, char **argv)
 		case OPT_HIGH: o->high_pct = parse_dbl(a, "--high-wmark", optarg, 0, 90); break;
 		case OPT_DECAY: o->decay = parse_dbl(a, "--decay", optarg, 0, 1); break;
 		case OPT_PINGPONG: o->pingpong_window = parse_num(a, "--pingpong-window", optarg, 1, 1000000); break;
+		case OPT_PINGPONG_EPOCHS:
+			o->pingpong_epochs = parse_num(a, "--pingpong-epochs", optarg, 0, 60000);
+			break;
 		case 'o':
 			if (a->nparams == (int)ARRAY_SIZE(a->params) || !strchr(optarg, ':') || !strchr(optarg, '='))
 				return usage_error("--param '%s': expected POLICY:KEY=VALUE", optarg);
@@ -261,15 +288,32 @@ static int parse_args(struct args *a, int argc, char **argv)
 		case OPT_HOT_SHARE: so->hot_share = parse_dbl(a, "--hot-share", optarg, 0, 1); break;
 		case OPT_SHIFT: so->shift_every = parse_num(a, "--shift-every", optarg, 1, 1000000); break;
 		case OPT_TO_CSV: a->to_csv = true; break;
+		case OPT_POLICY_HELP: a->policy_help = true; break;
+		case OPT_DECIDE_LIMIT:
+			a->decide_limit_ms = parse_num(a, "--decide-limit-ms", optarg, 0, 3600000);
+			a->limit_given = true;
+			break;
 		case 'O': a->out = optarg; break;
-		case 'h':
-			fputs(usage_text, stdout);
+		case 'h': {
+			struct mover_opts mo;
+
+			mover__default_opts(&mo);
+			printf(usage_text, mo.rate_mbps, mo.low_wmark_pct, mo.high_wmark_pct,
+			       mo.pingpong_epochs, mo.pingpong_epochs);
 			return close_output(stdout, "standard output");
+		}
 		default: fprintf(stderr, "Try 'cxltier-replay --help'.\n"); return 2;
 		}
 		if (a->bad)
 			return 2;
 	}
+	if (o->high_pct < o->low_pct) {
+		fprintf(stderr, "cxltier-replay: --high-wmark %g is below --low-wmark %g\nTry 'cxltier-replay --help'.\n",
+			o->high_pct, o->low_pct);
+		return 2;
+	}
+	if (!a->limit_given)
+		a->decide_limit_ms = o->epoch_ms;
 	if (so->kind) {
 		if (!a->out)
 			return usage_error("--synth needs -O FILE%s", "");
@@ -302,22 +346,139 @@ static uint64_t count_epochs(const char *path, const struct trace_scan *sc, uint
 	return 0;
 }
 
-/* Runs "none" (with the oracle) and each policy, then prints; the exit status. */
-static int replay(struct args *a, const char *path, const struct trace *t, char **names, int npol)
-{
-	struct model_opts *o = &a->o;
-	struct policy_host *hosts = calloc(npol, sizeof(*hosts));
-	struct result *res = calloc(npol + 2, sizeof(*res));
-	struct trace_scan sc;
-	uint64_t fast_cap, slow_cap, *heat = NULL;
-	struct run_in in;
-	char msg[256];
-	int rc = 1;
-	double t0;
+#define MAX_ROWS 64
 
-	if (!hosts || !res) {
+static void free_rows(struct row *rows, int n)
+{
+	for (int i = 0; rows && i < n; i++)
+		free(rows[i].strings);
+	free(rows);
+}
+
+/* --policy-help: what cxltierd --policy-help prints, for each policy named; the exit status. */
+static int policy_help(struct args *a, char **names, int npol)
+{
+	int rc = 0;
+
+	if (npol < 1)
+		return usage_error("--policy-help needs a policy (e.g. hotset, or a path to a .so)%s", "");
+	for (int i = 0; i < npol; i++) {
+		struct policy_host host;
+		char *kv[ROW_MAX_KV];
+		int nkv = 0;
+
+		for (int k = 0; k < a->nparams; k++)
+			if (param_for(a->params[k], names[i]))
+				kv[nkv++] = param_for(a->params[k], names[i]);
+		if (policy_host__load(&host, names[i], a->policy_dir, kv, nkv)) {
+			rc = 1;
+			continue;
+		}
+		policy_host__describe(&host);
+		policy_host__unload(&host);
+	}
+	return close_output(stdout, "standard output") ? 1 : rc;
+}
+
+/* Memory the rows' child processes write their results into; NULL when none is left. */
+static void *shared_alloc(size_t size)
+{
+	void *p = mmap(NULL, size ? size : 1, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* The file's base name without .so: how a row and -o name a policy. */
+static int base_len(const char *arg, const char **base)
+{
+	size_t blen;
+
+	*base = strrchr(arg, '/') ? strrchr(arg, '/') + 1 : arg;
+	blen = strlen(*base);
+	if (blen > 3 && !strcmp(*base + blen - 3, ".so"))
+		blen -= 3;
+	return (int)blen;
+}
+
+/* Items in a comma-separated list of values. */
+static int list_len(const char *list)
+{
+	int n = 1;
+
+	for (; *list; list++)
+		n += *list == ',';
+	return n;
+}
+
+/*
+ * Adds the rows of one policy: a row per combination of its parameters'
+ * values, a value list (KEY=V1,V2,...) being a sweep.  The last list varies
+ * fastest.  A row is labelled NAME(KEY=VALUE,...) with the parameters given,
+ * NAME being the file's base name (the argument itself when two policies
+ * share a base name).  0, or 1 with a message.
+ */
+static int add_rows(struct row *rows, int *nrows, int max_rows, const char *arg, const char *name,
+		    int name_len, char **kv, int nkv)
+{
+	int combos = 1, pick[ROW_MAX_KV];
+	size_t len = 0;
+
+	for (int k = 0; k < nkv; k++) {
+		int n = list_len(strchr(kv[k], '=') + 1);
+
+		if (combos > max_rows / n || *nrows + combos * n > max_rows) {
+			fprintf(stderr, "cxltier-replay: more than %d rows (policies x parameter values)\n", max_rows);
+			return 1;
+		}
+		combos *= n;
+		len += strlen(kv[k]) + 1;
+	}
+	for (int r = 0; r < combos; r++) {
+		struct row *row = &rows[(*nrows)++];
+		size_t lab;
+		char *out;
+		int rest = r;
+
+		if (!(out = row->strings = malloc(len + 1))) {
+			fprintf(stderr, "cxltier-replay: out of memory\n");
+			return 1;
+		}
+		for (int k = nkv - 1; k >= 0; k--) {
+			int n = list_len(strchr(kv[k], '=') + 1);
+
+			pick[k] = rest % n;
+			rest /= n;
+		}
+		row->policy = arg;
+		row->nr_kv = nkv;
+		lab = snprintf(row->label, sizeof(row->label), "%.*s", name_len, name);
+		for (int k = 0; k < nkv; k++) {
+			const char *eq = strchr(kv[k], '='), *v = eq + 1;
+
+			for (int i = 0; i < pick[k]; i++)
+				v = strchr(v, ',') + 1;
+			row->kv[k] = out;
+			out += sprintf(out, "%.*s=%.*s", (int)(eq - kv[k]), kv[k], (int)strcspn(v, ","), v) + 1;
+			if (lab < sizeof(row->label))
+				lab += snprintf(row->label + lab, sizeof(row->label) - lab, "%c%s",
+						k ? ',' : '(', row->kv[k]);
+		}
+		if (nkv && lab < sizeof(row->label))
+			snprintf(row->label + lab, sizeof(row->label) - lab, ")");
+	}
+	return 0;
+}
+
+/* The rows: each policy with the parameters named for it; NULL with a message. */
+static struct row *make_rows(struct args *a, char **names, int npol, int *nrows, int *rc)
+{
+	struct row *rows = calloc(MAX_ROWS, sizeof(*rows));
+
+	*rc = 1;
+	*nrows = 0;
+	if (!rows) {
 		fprintf(stderr, "cxltier-replay: out of memory\n");
-		goto out;
+		return NULL;
 	}
 	for (int k = 0; k < a->nparams; k++) {
 		bool used = false;
@@ -325,19 +486,56 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 		for (int i = 0; i < npol; i++)
 			used |= param_for(a->params[k], names[i]) != NULL;
 		if (!used) {
-			rc = usage_error("--param '%s' names no policy on the command line", a->params[k]);
-			goto out;
+			*rc = usage_error("--param '%s' names no policy on the command line", a->params[k]);
+			goto fail;
 		}
 	}
 	for (int i = 0; i < npol; i++) {
-		char *mine[64];
-		int nmine = 0;
+		const char *base, *other;
+		int blen = base_len(names[i], &base);
+		char *kv[ROW_MAX_KV];
+		int nkv = 0;
 
+		for (int j = 0; j < npol; j++)
+			if (strcmp(names[i], names[j]) && base_len(names[j], &other) == blen &&
+			    !strncmp(base, other, blen)) {
+				base = names[i];
+				blen = (int)strlen(base);
+				break;
+			}
 		for (int k = 0; k < a->nparams; k++)
 			if (param_for(a->params[k], names[i]))
-				mine[nmine++] = param_for(a->params[k], names[i]);
-		if (policy_host__load(&hosts[i], names[i], a->policy_dir, mine, nmine))
-			goto out;
+				kv[nkv++] = param_for(a->params[k], names[i]);
+		if (add_rows(rows, nrows, MAX_ROWS, names[i], base, blen, kv, nkv))
+			goto fail;
+	}
+	return rows;
+fail:
+	free_rows(rows, *nrows);
+	return NULL;
+}
+
+/* Runs "none" (with the oracle) and each row, then prints; the exit status. */
+static int replay(struct args *a, const char *path, const struct trace *t, char **names, int npol)
+{
+	struct model_opts *o = &a->o;
+	struct result *res = NULL;
+	struct row *rows;
+	struct trace_scan sc;
+	uint64_t fast_cap, slow_cap, *heat = NULL;
+	double *ratios = NULL;
+	size_t ratios_size = 0;
+	struct run_in in;
+	char msg[256];
+	int rc, nrows, failed = 0;
+	double t0;
+
+	if (!(rows = make_rows(a, names, npol, &nrows, &rc)))
+		return rc;
+	rc = 1;
+	if (!(res = shared_alloc((nrows + 2) * sizeof(*res)))) {
+		fprintf(stderr, "cxltier-replay: out of memory\n");
+		goto out;
 	}
 	if (scan_trace(t, &sc, msg, sizeof(msg))) {
 		fprintf(stderr, "cxltier-replay: %s: %s\n", path, msg);
@@ -353,11 +551,17 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 		goto out;
 	snprintf(res[0].name, sizeof(res[0].name), "oracle");
 	snprintf(res[1].name, sizeof(res[1].name), "none");
+	for (int i = 0; i < nrows; i++) {
+		snprintf(res[2 + i].name, sizeof(res[2 + i].name), "%s", rows[i].label);
+		res[2 + i].row = &rows[i];
+	}
 	/* Per-epoch ratios are for the plot only: memory by time span otherwise stays nil. */
 	if (o->plot_dir) {
-		for (int i = 0; i < npol + 2; i++)
-			if (!(res[i].epoch_ratio = calloc(in.nr_epochs, sizeof(double))))
-				goto nomem;
+		ratios_size = (nrows + 2) * in.nr_epochs * sizeof(double);
+		if (!(ratios = shared_alloc(ratios_size)))
+			goto nomem;
+		for (int i = 0; i < nrows + 2; i++)
+			res[i].epoch_ratio = ratios + i * in.nr_epochs;
 		in.heat_w = in.nr_epochs < 200 ? (uint32_t)in.nr_epochs : 200;
 		in.heat_h = 128;
 		heat = in.heat_bins = calloc((size_t)in.heat_w * in.heat_h, sizeof(*heat));
@@ -370,36 +574,47 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 		goto out;
 	in.oracle = NULL;
 	in.heat_bins = NULL;
-	for (int i = 0; i < npol; i++) {
-		snprintf(res[2 + i].name, sizeof(res[2 + i].name), "%s", hosts[i].ops->name);
-		in.policy = &hosts[i];
-		if (run_policy(&in, &res[2 + i]))
+	for (int i = 0; i < nrows; i++) {
+		int r = run_isolated(&in, &rows[i], a->policy_dir, a->decide_limit_ms, &res[2 + i]);
+
+		if (r < 0)
 			goto out;
+		failed += r;
 	}
-	if (o->timing)
+	if (o->timing) {
+		double epochs = 0, isolate = 0, fork = 0;
+
+		for (int i = 2; i < nrows + 2; i++) {
+			epochs += res[i].epochs;
+			isolate += res[i].isolate_ms;
+			fork += res[i].fork_ms;
+		}
 		fprintf(stderr, "replayed %llu samples x %d runs in %.2f s: %.1f M samples/s\n",
-			(unsigned long long)t->nr_samples, npol + 1, now_sec() - t0,
-			t->nr_samples * (npol + 1) / (now_sec() - t0) / 1e6);
+			(unsigned long long)t->nr_samples, nrows + 1, now_sec() - t0,
+			t->nr_samples * (nrows + 1) / (now_sec() - t0) / 1e6);
+		fprintf(stderr, "isolation: %.3f ms per epoch (view and plan copies, time limit), %.1f ms per row (child process)\n",
+			epochs ? isolate / epochs : 0, nrows ? fork / nrows : 0);
+	}
 	if (o->json)
-		print_json(o, t, sc.pages, fast_cap, res, npol + 2);
+		print_json(o, t, sc.pages, fast_cap, res, nrows + 2);
 	else
-		print_table(o, t, sc.pages, fast_cap, res, npol + 2);
+		print_table(o, t, sc.pages, fast_cap, res, nrows + 2);
 	errno = 0;
 	rc = close_output(stdout, "standard output");
 	if (!rc && o->plot_dir)
-		rc = write_plots(o->plot_dir, res, npol + 2, heat, in.heat_w, in.heat_h);
+		rc = write_plots(o->plot_dir, res, nrows + 2, heat, in.heat_w, in.heat_h);
+	if (!rc && failed)
+		rc = 1;
 	goto out;
 nomem:
 	fprintf(stderr, "cxltier-replay: %s: out of memory for the plots of %llu epochs\n", path,
 		(unsigned long long)in.nr_epochs);
 out:
-	for (int i = 0; hosts && i < npol; i++)
-		if (hosts[i].ops)
-			policy_host__unload(&hosts[i]);
-	for (int i = 0; res && i < npol + 2; i++)
-		free(res[i].epoch_ratio);
-	free(hosts);
-	free(res);
+	if (ratios)
+		munmap(ratios, ratios_size);
+	if (res)
+		munmap(res, (nrows + 2) * sizeof(*res));
+	free_rows(rows, nrows);
 	free(heat);
 	return rc;
 }
@@ -408,21 +623,31 @@ int main(int argc, char **argv)
 {
 	struct args a = {
 		.o = { .fast_ratio = 0.25, .epoch_ms = 1000, .fast_ns = 100, .slow_ns = 250,
-		       .migrate_ns = 2000, .rate_mbps = 256, .low_pct = 1, .high_pct = 2,
-		       .pingpong_window = 10, .decay = 0.5 },
+		       .migrate_ns = 2000, .decay = 0.5 },
 		.so = { .pages = 32768, .epochs = 60, .samples = 500000, .seed = 1, .alpha = 0.99,
 			.hot = 0.1, .hot_share = 0.9, .shift_every = 10 },
 	};
+	struct mover_opts mo;
 	const char *path;
 	char msg[256];
 	struct trace t;
 	int rc, npol;
+
+	/* The mover's settings are the agent's own defaults: one place, mover.c. */
+	mover__default_opts(&mo);
+	a.o.rate_mbps = mo.rate_mbps;
+	a.o.low_pct = mo.low_wmark_pct;
+	a.o.high_pct = mo.high_wmark_pct;
+	a.o.pingpong_epochs = mo.pingpong_epochs;
+	a.o.pingpong_window = mo.pingpong_epochs;
 
 	default_policy_dir(a.policy_dir, sizeof(a.policy_dir));
 	if ((rc = parse_args(&a, argc, argv)) >= 0)
 		return rc;
 	if (a.so.kind)
 		return synth(&a.so, &a.o, a.out) ? 1 : 0;
+	if (a.policy_help)
+		return policy_help(&a, argv + optind, argc - optind);
 	if (optind >= argc)
 		return usage_error("no trace given%s", "");
 	path = argv[optind];

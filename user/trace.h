@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The cxltier trace format: a recorded (or synthetic) sample stream that
- * cxltier-replay runs policies over.  Little-endian, versioned:
+ * cxltier-replay runs policies over; its specification, every field, unit,
+ * order and the version rule, is docs/trace-format.md.  Little-endian,
+ * versioned:
  *
  *   struct trace_header   magic "CXLTTRC\0", version, header size, page
  *                         size, node count, sample size, flags

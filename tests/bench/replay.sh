@@ -30,4 +30,4 @@ for kind in zipf hotset shift; do
 	done
 done
 echo "(each policy's fast-tier hit ratio as a fraction of the oracle's; the oracle's own ratio last)"
-"$R" --timing --fast-ratio 1:4 "$work/zipf.trace" "${policies[@]}" 2>&1 >/dev/null | grep replayed
+"$R" --timing --fast-ratio 1:4 "$work/zipf.trace" "${policies[@]}" 2>&1 >/dev/null | grep -E '^(replayed|isolation)'

@@ -1,28 +1,65 @@
 // SPDX-License-Identifier: MIT
 /*
  * crash: a hostile test policy.  It plans nothing for two epochs, then
- * dereferences NULL in decide().  The replay must report its row as crashed,
- * by name, and complete every other row (tests/cli/replay-isolation.sh).
+ * dereferences NULL in decide() (`how=null`, the default) or frees a block
+ * twice (`how=abort`: the C library finds its heap corrupt and aborts).  The
+ * replay must report its row as crashed or aborted, by name, and complete
+ * every other row (tests/cli/replay-isolation.sh).
  */
+#include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cxltier/policy.h"
+
+static int crash_init(void **state, const struct cxlt_param *params, uint32_t nr, char *err,
+		      size_t errlen)
+{
+	static int do_abort;
+
+	for (uint32_t i = 0; i < nr; i++) {
+		if (strcmp(params[i].key, "how"))
+			continue;
+		if (strcmp(params[i].value, "null") && strcmp(params[i].value, "abort")) {
+			snprintf(err, errlen, "how=%s: expected null or abort", params[i].value);
+			return -EINVAL;
+		}
+		do_abort = !strcmp(params[i].value, "abort");
+	}
+	*state = &do_abort;
+	return 0;
+}
 
 static int crash_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)
 {
 	volatile int *nowhere = NULL;
+	char *volatile block;
 
-	(void)state;
 	(void)plan;
-	if (v->epoch >= 3)
-		*nowhere = 1;
+	if (v->epoch < 3)
+		return 0;
+	if (*(int *)state) {
+		block = malloc(64);
+		free(block);
+		free(block);
+	}
+	*nowhere = 1;
 	return 0;
 }
+
+static const struct cxlt_param_desc crash_params[] = {
+	{ "how", "null", "null: a NULL dereference; abort: a double free" },
+	{ NULL, NULL, NULL },
+};
 
 const struct cxlt_policy cxlt_policy = {
 	.sz = sizeof(struct cxlt_policy),
 	.abi = CXLT_POLICY_ABI,
 	.name = "crash",
-	.description = "test: a NULL dereference in decide() from the third epoch",
+	.description = "test: a NULL dereference or a double free in decide() from the third epoch",
+	.params = crash_params,
+	.init = crash_init,
 	.decide = crash_decide,
 };

@@ -131,8 +131,13 @@ long model_move_pages(void *ctx, int pid, unsigned long count, void **pages,
 		cur->used[to]++;
 		status[i] = to;
 		h = &cur->hist[ti][idx];
+		/*
+		 * Epochs since the last move, as the mover counts since_move: a
+		 * page moved in epoch E may move again in E + pingpong_epochs, so
+		 * a window of the same N counts only what the mover let through.
+		 */
 		if (h->last_epoch && h->last_to != to &&
-		    cur->tr.epoch + 1 - h->last_epoch <= cur->o->pingpong_window)
+		    cur->tr.epoch + 1 - h->last_epoch < cur->o->pingpong_window)
 			cur->res->pingpong++;
 		h->last_epoch = (uint32_t)cur->tr.epoch + 1;
 		h->last_to = (int8_t)to;

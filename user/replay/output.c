@@ -86,7 +86,12 @@ void print_table(const struct model_opts *o, const struct trace *t, uint64_t pag
 	printf("model: fast tier %llu pages (%.1f%%), access %.0f/%.0f ns, migration %.0f ns/page, budget %.0f MiB/s\n\n",
 	       (unsigned long long)fast_cap, 100.0 * fast_cap / pages, o->fast_ns, o->slow_ns,
 	       o->migrate_ns, o->rate_mbps);
-	printf("%-14s %9s %9s %9s %9s %10s %10s %10s", "policy", "fast-hit", "/oracle", "lat ns",
+	int w = 14;
+
+	for (int i = 0; i < n; i++)
+		if ((int)strlen(r[i].name) > w)
+			w = (int)strlen(r[i].name);
+	printf("%-*s %9s %9s %9s %9s %10s %10s %10s", w, "policy", "fast-hit", "/oracle", "lat ns",
 	       "+migr ns", "promoted", "demoted", "ping-pong");
 	if (o->timing)
 		printf(" %11s", "decide ms");
@@ -94,7 +99,11 @@ void print_table(const struct model_opts *o, const struct trace *t, uint64_t pag
 	for (int i = 0; i < n; i++) {
 		double ratio = r[i].accesses ? (double)r[i].fast_hits / r[i].accesses : 0;
 
-		printf("%-14s %8.1f%% %9.3f %9.1f %9.1f %10llu %10llu %10llu", r[i].name, 100 * ratio,
+		if (r[i].error[0]) {
+			printf("%-*s %s\n", w, r[i].name, r[i].error);
+			continue;
+		}
+		printf("%-*s %8.1f%% %9.3f %9.1f %9.1f %10llu %10llu %10llu", w, r[i].name, 100 * ratio,
 		       oracle_ratio ? ratio / oracle_ratio : 0, lat(o, &r[i], false),
 		       lat(o, &r[i], i > 0), (unsigned long long)r[i].promoted,
 		       (unsigned long long)r[i].demoted, (unsigned long long)r[i].pingpong);
@@ -120,6 +129,24 @@ void print_json(const struct model_opts *o, const struct trace *t, uint64_t page
 		double ratio = r[i].accesses ? (double)r[i].fast_hits / r[i].accesses : 0;
 
 		json_object_object_add(p, "policy", json_object_new_string(r[i].name));
+		if (r[i].row) {
+			struct json_object *params = json_object_new_object();
+
+			json_object_object_add(p, "file", json_object_new_string(r[i].row->policy));
+			for (int k = 0; k < r[i].row->nr_kv; k++) {
+				const char *kv = r[i].row->kv[k], *eq = strchr(kv, '=');
+				char key[128];
+
+				snprintf(key, sizeof(key), "%.*s", (int)(eq - kv), kv);
+				json_object_object_add(params, key, json_object_new_string(eq + 1));
+			}
+			json_object_object_add(p, "params", params);
+		}
+		if (r[i].error[0]) {
+			json_object_object_add(p, "error", json_object_new_string(r[i].error));
+			json_object_array_add(arr, p);
+			continue;
+		}
 		json_object_object_add(p, "accesses", json_object_new_uint64(r[i].accesses));
 		json_object_object_add(p, "fast_hits", json_object_new_uint64(r[i].fast_hits));
 		json_object_object_add(p, "fast_hit_ratio", json_object_new_double(ratio));

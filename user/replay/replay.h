@@ -29,20 +29,36 @@ struct model_opts {
 	double fast_ns, slow_ns, migrate_ns;
 	double rate_mbps;
 	double low_pct, high_pct;
-	uint32_t pingpong_window;
+	uint32_t pingpong_epochs;	/* the mover's: a moved page stays put this long */
+	uint32_t pingpong_window;	/* a move back sooner counts as a ping-pong */
 	double decay;
 	bool timing, json, progress;
 	const char *plot_dir;
 };
 
+/* One row of the table: a policy with its parameters (a sweep gives several). */
+#define ROW_MAX_KV 64
+struct row {
+	const char *policy;		/* as given: a name or a path */
+	char *kv[ROW_MAX_KV];		/* KEY=VALUE */
+	int nr_kv;
+	char *strings;			/* storage behind kv */
+	char label[128];		/* name and parameters, as printed */
+};
+
 struct result {
-	char name[64];
+	char name[128];
 	uint64_t accesses, fast_hits;
 	uint64_t promoted, demoted, pingpong;
 	uint64_t epochs;
-	double decide_ms;
+	double decide_ms;	/* the policy's own decide() time */
+	double isolate_ms;	/* copying its view and plan, arming its time limit */
+	double fork_ms;		/* the row's child process, start to end */
+	char error[96];		/* why the row has no result ("" when it has one) */
+	const struct row *row;	/* the policy and parameters; NULL for oracle and none */
 	double *epoch_ratio;	/* per epoch fast-hit ratio, for plots */
 };
+
 
 /* Per page, beside the tracker's record: for ping-pong counting. */
 struct move_hist {
@@ -88,6 +104,7 @@ struct run_in {
 	uint64_t fast_cap, slow_cap;
 	uint64_t nr_epochs;
 	struct policy_host *policy;	/* NULL: no migration */
+	const double *guard_ms;		/* isolated: the policy's own time of the last decide() */
 	struct result *oracle;		/* filled when not NULL */
 	uint64_t *heat_bins;		/* pages x time access counts, when plotting */
 	uint32_t heat_w, heat_h;
@@ -113,6 +130,16 @@ int hist_grow(struct model *md, uint32_t ti, uint32_t n);
 /* run.c */
 int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t msglen);
 int run_policy(const struct run_in *in, struct result *res);
+
+/* isolate.c */
+/*
+ * Runs one row in a child process (see isolate.c); limit_ms bounds each
+ * decision (0: no limit).  Returns 0 with res filled, 1 when the row has no
+ * result (res->error says why, and a line on stderr names the policy), or
+ * -errno when no child could be started.
+ */
+int run_isolated(const struct run_in *in, const struct row *row, const char *policy_dir,
+		 uint32_t limit_ms, struct result *res);
 
 /* synth.c */
 int synth(const struct synth_opts *so, const struct model_opts *o, const char *path);

@@ -198,7 +198,10 @@ static void replay_publish(void *ctx)
 	uint64_t n = r->in->nr_epochs;
 
 	if (r->in->policy) {
-		res->decide_ms += r->md.eng.last_decide_ms;
+		double own = r->in->guard_ms ? *r->in->guard_ms : r->md.eng.last_decide_ms;
+
+		res->decide_ms += own;
+		res->isolate_ms += r->md.eng.last_decide_ms - own;
 		res->promoted += r->md.m.epoch.promoted;
 		res->demoted += r->md.m.epoch.demoted;
 	}
@@ -244,6 +247,7 @@ int run_policy(const struct run_in *in, struct result *res)
 	mo.rate_mbps = o->rate_mbps;
 	mo.low_wmark_pct = o->low_pct;
 	mo.high_wmark_pct = o->high_pct;
+	mo.pingpong_epochs = o->pingpong_epochs;
 	mover__init(&md->m, &mo, trace->hdr.page_size);
 	md->eng = (struct engine){ .topo = &md->topo, .tr = &md->tr, .m = &md->m,
 				   .policy = in->policy, .epoch_ms = o->epoch_ms, .quiet = true,

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Reads cxltier traces (docs/trace-format.md) into numpy arrays.
+
+    import cxltrace
+    t = cxltrace.read("zipf.trace")
+    t.header["page_size"], t.nodes, t.samples["vpage"], t.samples["weight"]
+
+The samples are a read-only memory map of the file: a trace of any size
+opens at once.  As a command, `cxltrace.py --to-csv TRACE` prints the CSV
+that `cxltier-replay --to-csv TRACE` prints, byte for byte, and
+`cxltrace.py TRACE` a summary.
+"""
+import sys
+from collections import namedtuple
+
+import numpy as np
+
+MAGIC = b"CXLTTRC\0"
+VERSION = 1
+
+HEADER = np.dtype([
+    ("magic", "S8"), ("version", "<u4"), ("header_size", "<u4"),
+    ("page_size", "<u4"), ("nr_nodes", "<u4"), ("sample_size", "<u4"),
+    ("flags", "<u4"), ("start_ns", "<u8"), ("reserved", "<u8", (2,)),
+])
+NODE = np.dtype([
+    ("id", "<i4"), ("role", "<i4"), ("tier", "<i4"), ("reserved", "<u4"),
+    ("capacity_pages", "<u8"),
+])
+SAMPLE = np.dtype([
+    ("time_ns", "<u8"), ("tgid", "<u4"), ("source", "<u2"), ("weight", "<u2"),
+    ("vpage", "<u8"),
+])
+assert HEADER.itemsize == 56 and NODE.itemsize == 24 and SAMPLE.itemsize == 24
+
+SOURCES = {1: "fault", 2: "hint", 3: "pmu"}
+ROLES = {0: "fast", 1: "slow"}
+MAX_NODES = 64
+
+Trace = namedtuple("Trace", "header nodes samples")
+
+
+class TraceError(ValueError):
+    """The file is not a trace this reader can read; the message says why."""
+
+
+def read(path):
+    """The trace at path: header (a dict), nodes and samples (numpy arrays)."""
+    with open(path, "rb") as f:
+        head = f.read(HEADER.itemsize)
+        f.seek(0, 2)
+        size = f.tell()
+    if len(head) < HEADER.itemsize or head[:8] != MAGIC:
+        raise TraceError(f"{path}: not a cxltier trace (no CXLTTRC magic)")
+    h = np.frombuffer(head, HEADER)[0]
+    header = {name: h[name].item() if name != "reserved" else h[name].tolist()
+              for name in HEADER.names}
+    if header["version"] != VERSION:
+        raise TraceError(f"{path}: trace version {header['version']}, "
+                         f"this reader reads version {VERSION}")
+    hs, ps, nn = header["header_size"], header["page_size"], header["nr_nodes"]
+    if (hs < HEADER.itemsize or hs > size or hs % 8
+            or header["sample_size"] != SAMPLE.itemsize or nn > MAX_NODES):
+        raise TraceError(f"{path}: corrupt header (header {hs} bytes, "
+                         f"sample {header['sample_size']} bytes, {nn} nodes)")
+    if ps < 512 or ps & (ps - 1):
+        raise TraceError(f"{path}: corrupt header: page size {ps}")
+    if size - hs < nn * NODE.itemsize:
+        raise TraceError(f"{path}: truncated: the header names {nn} nodes, "
+                         "the file ends first")
+    off = hs + nn * NODE.itemsize
+    if (size - off) % SAMPLE.itemsize:
+        raise TraceError(f"{path}: truncated: {(size - off) % SAMPLE.itemsize} "
+                         "stray bytes after the last whole sample")
+    nodes = np.fromfile(path, NODE, count=nn, offset=hs)
+    count = (size - off) // SAMPLE.itemsize
+    if count:
+        samples = np.memmap(path, SAMPLE, mode="r", offset=off, shape=(count,))
+    else:
+        samples = np.zeros(0, SAMPLE)
+    return Trace(header, nodes, samples)
+
+
+def to_csv(trace, out):
+    """The CSV of cxltier-replay --to-csv: time_ns,tgid,vaddr,source,weight."""
+    s, ps = trace.samples, trace.header["page_size"]
+    out.write("time_ns,tgid,vaddr,source,weight\n")
+    for start in range(0, len(s), 1 << 16):
+        chunk = s[start:start + (1 << 16)]
+        vaddr = (chunk["vpage"].astype(np.uint64) * np.uint64(ps)).tolist()
+        out.writelines(f"{t},{g},0x{v:x},{SOURCES.get(src, '?')},{w}\n"
+                       for t, g, v, src, w in zip(chunk["time_ns"].tolist(),
+                                                  chunk["tgid"].tolist(), vaddr,
+                                                  chunk["source"].tolist(),
+                                                  chunk["weight"].tolist()))
+
+
+def summary(trace, out):
+    s, h = trace.samples, trace.header
+    out.write(f"version {h['version']}, page size {h['page_size']}, "
+              f"{len(s)} samples\n")
+    for n in trace.nodes:
+        out.write(f"node {n['id']}: {ROLES.get(int(n['role']), '?')}, tier "
+                  f"{n['tier']}, {n['capacity_pages']} pages\n")
+    if len(s):
+        weight = np.where(s["weight"] == 0, 1, s["weight"]).astype(np.uint64)
+        pages = np.unique(np.stack([s["tgid"].astype(np.uint64), s["vpage"]]), axis=1)
+        span = (int(s["time_ns"].max()) - int(s["time_ns"].min())) / 1e9
+        out.write(f"{weight.sum()} accesses (summed weights), {pages.shape[1]} "
+                  f"distinct pages, {span:.3f} s, time-ordered: "
+                  f"{bool(np.all(np.diff(s['time_ns'].astype(np.int64)) >= 0))}\n")
+
+
+def main(argv):
+    args = argv[1:]
+    csv = bool(args) and args[0] == "--to-csv"
+    if csv:
+        args = args[1:]
+    if len(args) != 1:
+        sys.stderr.write("usage: cxltrace.py [--to-csv] TRACE\n")
+        return 2
+    try:
+        t = read(args[0])
+    except (OSError, TraceError) as e:
+        sys.stderr.write(f"cxltrace.py: {e}\n")
+        return 1
+    (to_csv if csv else summary)(t, sys.stdout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -41,7 +41,7 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/t
 LIVE_TESTS := $(patsubst tests/live/%.c,$(BUILD)/tests/%,$(wildcard tests/live/test_*.c))
 TEST_POLICIES := $(patsubst tests/policies/%.c,$(BUILD)/tests/policies/%.so,$(wildcard tests/policies/*.c))
 
-BINS := $(patsubst %,$(BUILD)/%,$(MAINS)) $(BUILD)/tierbench \
+BINS := $(patsubst %,$(BUILD)/%,$(MAINS)) $(BUILD)/tierbench $(BUILD)/cxltier-capture \
 	$(patsubst %,$(BUILD)/policies/%.so,$(POLICIES))
 
 all: $(BINS)
@@ -80,6 +80,11 @@ $(patsubst %,$(BUILD)/%,$(MAINS)): $(BUILD)/%: $(BUILD)/obj/%.o $(BUILD)/libcxlt
 $(BUILD)/tierbench: tools/tierbench.c $(BUILD)/obj/pfn_nodes.o $(BUILD)/obj/util.o | $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -Iuser -pthread -o $@ $^ -lnuma -lm
+
+# A real program's loads and stores as a trace (valgrind's lackey, streamed).
+$(BUILD)/cxltier-capture: tools/capture.c $(BUILD)/libcxlt.a | $(BUILD)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libcxlt.a $(LDLIBS)
 
 $(BUILD)/policies/%.so: tiering-policies/%.c include/cxltier/policy.h include/cxltier/policy-helpers.h | $(BUILD)/policies
 	$(call msg,POLICY,$@)
@@ -124,6 +129,10 @@ sanitize:
 	$(Q)BUILD=$(BUILD)/san TIERBENCH=$(BUILD)/tierbench CXLT_TEST_SETS="unit cli live" \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run
 
+# Real programs' full access streams, captured and replayed (tools/traces.sh).
+traces: all
+	$(Q)BUILD=$(BUILD) tools/traces.sh
+
 # What every emulated-machine run copies into the guest (tests/vm/common.bash).
 VM_INPUTS := all $(TEST_POLICIES)
 
@@ -165,7 +174,7 @@ DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
 	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev libinih-dev libmicrohttpd-dev \
 	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils gzip \
 	procps util-linux jq bc gnuplot-nox groff-base man-db systemd valgrind libclang-rt-14-dev \
-	dpkg-dev debhelper python3 python3-numpy curl passwd
+	dpkg-dev debhelper python3 python3-numpy curl passwd sqlite3
 
 deps:
 	apt-get update
@@ -174,7 +183,7 @@ deps:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test check sanitize fuzz bench demo deps clean
+.PHONY: all tests test check sanitize fuzz bench traces demo deps clean
 
 # ---- install and Debian package ------------------------------------------
 # make install [DESTDIR=/staging] [PREFIX=/usr]: the FHS layout.  Policies go

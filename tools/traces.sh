@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# make traces: real programs from Debian, captured whole (every load and
+# store, cxltier-capture on valgrind's lackey) into build/traces/, then each
+# replayed with every shipped policy against the oracle at 1:4 (a window
+# of a million instructions is one 1 ms epoch; a decision may take 1 s).
+# Adding a program is one line in the list below: NAME  COMMAND...
+set -euo pipefail
+BUILD=${BUILD:-build}
+out="$BUILD/traces"
+mkdir -p "$out"
+input="$out/input.bin"
+head -c 200000 /usr/bin/bash > "$input"   # the same bytes on every machine of a release
+
+corpus=(
+	"python-dict  /usr/bin/python3 -c 'd = {i: str(i) for i in range(40000)}; s = sum(len(d[i]) for i in range(0, 40000, 7))'"
+	"xz           xz -3 -c $input"
+	"gzip         gzip -6 -c $input"
+	"sqlite       sqlite3 :memory: 'create table t(k integer primary key, v text); with recursive n(i) as (select 1 union all select i + 1 from n where i < 5000) insert into t select i, hex(randomblob(40)) from n; select count(*), sum(length(v)) from t where k % 13 = 0;'"
+)
+policies=$(ls "$BUILD"/policies/*.so | xargs -n1 basename | sed 's/\.so$//' | tr '\n' ' ')
+for entry in "${corpus[@]}"; do
+	name=${entry%% *}
+	cmd=${entry#* }
+	cmd=${cmd#"${cmd%%[! ]*}"}
+	echo "== $name: $cmd"
+	start=$(date +%s)
+	eval "\"$BUILD/cxltier-capture\" -q -o \"$out/$name.trace\" -- $cmd" > /dev/null
+	echo "captured in $(( $(date +%s) - start )) s: $out/$name.trace"
+	# shellcheck disable=SC2086
+	"$BUILD/cxltier-replay" --epoch-ms 1 --decide-limit-ms 1000 --fast-ratio 1:4 --policy-dir "$BUILD/policies" \
+		"$out/$name.trace" $policies
+done

@@ -101,6 +101,25 @@ static int where(int pid, const char *file)
 		if (move_pages(pid, c, pages + i, NULL, status + i, 0) < 0)
 			return perror("move_pages"), 3;
 	}
+	/*
+	 * A page the NUMA scanner has just made PROT_NONE reads as -ENOENT or
+	 * -EFAULT on 6.1 until it is touched again; a hot page soon is.  Ask
+	 * again for those, a few times, rather than count them as elsewhere.
+	 */
+	for (int round = 0; round < 50; round++) {
+		size_t left = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (status[i] >= 0)
+				continue;
+			left++;
+			if (round && move_pages(pid, 1, pages + i, NULL, status + i, 0) < 0)
+				return perror("move_pages"), 3;
+		}
+		if (!left)
+			break;
+		usleep(20000);
+	}
 	for (size_t i = 0; i < n; i++) {
 		int h = kind[i] == 'h';
 

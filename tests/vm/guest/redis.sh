@@ -2,12 +2,10 @@
 # keys of 1 KiB moved to node 1 (CXL); redis-benchmark reads 2,500 hot keys
 # spread over as many pages (tools/vm/compare/workloads/redis.sh, shared with
 # `make compare`).  The agent, started on the running server with no options,
-# brings at least half of the hot pages to node 0 within 60 s, and the data is
-# intact (DEBUG DIGEST and DBSIZE before and after).  The bar is not the 90%
-# of tests/vm promote: on this 6.1 guest the hint source levels off near 73%
-# (1,434 of 1,956 hot pages after 60 s, 2026-12-04) while the kernel's own
-# numa_balancing=2 gets all of them (make compare, 6.12) - a known loss, the
-# time to 90% is reported as "never" until it is fixed.
+# brings >= 90% of the hot pages to node 0 within 60 s, and the data is intact
+# (DEBUG DIGEST and DBSIZE before and after).  Half of the hot set is also
+# timed.  (On 6.1 the placement query is slow while the agent's scanner runs:
+# pageset asks again for pages the scanner has just unmapped.)
 . /tests/lib.sh
 . /compare/workloads/redis.sh
 
@@ -46,5 +44,5 @@ res agent_moved_pages "$(jq '.mover.promoted + .mover.demoted + .mover.moved_oth
 res verified "$(cat /tmp/verified)"
 grep -q 'sampler: hint' /tmp/agent.log || fail "the agent did not pick the hint source: $(grep sampler: /tmp/agent.log)"
 [ "$(cat /tmp/verified)" = ok ] || fail "redis data changed: $(cat /tmp/verified)"
-[ -n "$half" ] || fail "half of redis's hot pages never reached node 0 in 60 s"
+[ -n "$reached" ] || fail "90% of redis's hot pages never reached node 0 in 60 s"
 echo "redis: ok"

@@ -106,7 +106,7 @@ $(BUILD)/bench_controller: tests/bench/bench_controller.c $(BUILD)/libcxlt.a $(B
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ tests/bench/bench_controller.c $(BUILD)/libcxlt.a $(LDLIBS)
 
-tests: $(UNIT_TESTS) $(LIVE_TESTS) $(TEST_POLICIES)
+tests: $(UNIT_TESTS) $(LIVE_TESTS) $(TEST_POLICIES) $(BUILD)/pageset
 
 -include $(wildcard $(BUILD)/*.d $(BUILD)/obj/*.d $(BUILD)/obj/replay/*.d $(BUILD)/tests/*.d)
 
@@ -169,12 +169,22 @@ bench: $(VM_INPUTS) $(BUILD)/bench_controller $(BUILD)/bench_mover $(BUILD)/benc
 	$(Q)echo "== mover throughput (emulated CXL machine) =="
 	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/bench.sh --add $(BUILD)/bench_mover'
 
+# cxltier beside the kernel's own tiering (NUMA balancing, DAMOS) on the
+# emulated machine: tools/vm/compare/compare; README "Compared with the kernel".
+$(BUILD)/pageset: tools/vm/compare/pageset.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -Wall -Wextra -o $@ $< -lnuma
+
+compare: $(VM_INPUTS) $(BUILD)/pageset
+	$(Q)BUILD=$(BUILD) tools/vm/compare/compare $(COMPARE_ARGS)
+
 # Debian packages for building, testing and the emulated CXL machine.
 DEB_PACKAGES := make clang llvm gcc libc6-dev pkg-config libbpf-dev bpftool \
 	libelf-dev zlib1g-dev libnuma-dev numactl libcmocka-dev libjson-c-dev libinih-dev libmicrohttpd-dev \
 	qemu-system-x86 busybox-static ndctl daxctl cpio xz-utils gzip \
 	procps util-linux jq bc gnuplot-nox groff-base man-db systemd valgrind libclang-rt-14-dev \
-	dpkg-dev debhelper python3 python3-numpy curl passwd sqlite3
+	dpkg-dev debhelper python3 python3-numpy curl passwd sqlite3 \
+	redis-server redis-tools
 
 deps:
 	apt-get update
@@ -183,7 +193,7 @@ deps:
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all tests test check sanitize fuzz bench traces demo deps clean
+.PHONY: all tests test check sanitize fuzz bench traces demo compare deps clean
 
 # ---- install and Debian package ------------------------------------------
 # make install [DESTDIR=/staging] [PREFIX=/usr]: the FHS layout.  Policies go

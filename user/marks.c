@@ -13,17 +13,27 @@
 #include "marks.skel.h"
 #include "util.h"
 
-/* Whether this kernel's scanner skips VMAs by recent use (6.4 and later). */
-static bool skips_by_activity(void)
+/*
+ * Whether vmlinux BTF has NAME of KIND; dflt when there is no BTF to ask.
+ * Probed before loading so that a kernel which merely lacks the tracepoint
+ * gets one info line, not libbpf's load errors.
+ */
+static bool btf_has(const char *name, int kind, bool dflt)
 {
 	struct btf *btf = btf__load_vmlinux_btf();
 	bool yes;
 
 	if (!btf)
-		return true;	/* cannot tell: assume it does */
-	yes = btf__find_by_name_kind(btf, "vma_numab_state", BTF_KIND_STRUCT) > 0;
+		return dflt;
+	yes = btf__find_by_name_kind(btf, name, kind) > 0;
 	btf__free(btf);
 	return yes;
+}
+
+/* Whether this kernel's scanner skips VMAs by recent use (6.4 and later). */
+static bool skips_by_activity(void)
+{
+	return btf_has("vma_numab_state", BTF_KIND_STRUCT, true);
 }
 
 int marks__open(struct marks *m, const char *pin_dir, const char *root)
@@ -33,6 +43,12 @@ int marks__open(struct marks *m, const char *pin_dir, const char *root)
 
 	memset(m, 0, sizeof(*m));
 	m->root = root ? root : "";
+	if (!btf_has("btf_trace_sched_skip_vma_numa", BTF_KIND_TYPEDEF, true)) {
+		pr_info("marks: this kernel has no sched_skip_vma_numa tracepoint; %s",
+			skips_by_activity() ? "the VMAs its scanner skips go unseen" :
+					      "its scanner skips no VMA for inactivity, none is needed");
+		return skips_by_activity() ? -EOPNOTSUPP : 0;
+	}
 	m->skel = marks_bpf__open_opts(&oo);
 	if (!m->skel)
 		return -errno;

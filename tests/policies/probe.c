@@ -2,7 +2,9 @@
 /*
  * probe: a test policy that moves nothing and describes, once, the kind of
  * view it was handed — sizes, node roles, the invariants of the page
- * records — as key=value lines in the file named by `out`.  The same .so
+ * records — as key=value lines in the file named by `out` (with `out=-`,
+ * on stderr as "probe: " lines: the live agent's policy process may not
+ * open files, its sandbox allows only its pipe, stdout and stderr).  The same .so
  * runs in the live agent and in cxltier-replay, and a test compares the two
  * descriptions: the same file must see the same kind of view.
  */
@@ -49,6 +51,8 @@ static int probe_decide(void *state, const struct cxlt_view *v, struct cxlt_plan
 	int have_fast = 0, have_slow = 0;
 	uint64_t pages = 0;
 	FILE *f;
+	char *text = NULL;
+	size_t len = 0;
 
 	(void)plan;
 	for (uint32_t t = 0; t < v->nr_targets; t++)
@@ -81,7 +85,7 @@ static int probe_decide(void *state, const struct cxlt_view *v, struct cxlt_plan
 			pages++;
 		}
 	}
-	f = fopen(p->out, "w");
+	f = open_memstream(&text, &len);
 	if (!f)
 		return -errno;
 	fprintf(f, "view_sz=%u\npage_size=%u\nnodes=%u\nroles=%s%s\ntier_order=%s\n", v->sz,
@@ -95,7 +99,17 @@ static int probe_decide(void *state, const struct cxlt_view *v, struct cxlt_plan
 	fprintf(f, "budget=%s\nwatermarks=%s\nepoch=%s\n", v->budget_pages ? "positive" : "zero",
 		v->fast_low_pages <= v->fast_high_pages ? "ordered" : "DISORDERED",
 		v->epoch ? "counted" : "zero");
-	return fclose(f) ? -errno : 0;
+	if (fclose(f))
+		return -errno;
+	if (!strcmp(p->out, "-")) {
+		for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n"))
+			fprintf(stderr, "probe: %s\n", line);
+	} else if (!(f = fopen(p->out, "w")) || fputs(text, f) < 0 || fclose(f)) {
+		free(text);
+		return -EIO;
+	}
+	free(text);
+	return 0;
 }
 
 static const struct cxlt_param_desc probe_params[] = {

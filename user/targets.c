@@ -245,8 +245,12 @@ static void report_unseen(pid_t pid, const char *comm, const char *source)
 	if (pinned && strstr(source, "hint"))
 		pr_warn("target pid %d (%s): %lu of its %lu resident pages are under a bind/preferred memory policy; the kernel's NUMA scanner skips them and the hint source cannot see them: use --source damon (DAMON vaddr reads accessed bits whatever the policy)",
 			pid, comm, pinned, resident);
+	/*
+	 * Info, not a warning: adopting a process by name just after it started
+	 * is routine (tests/vm/exit), and its later first touches are still seen.
+	 */
 	if (resident >= 1024 && !strcmp(source, "fault"))	/* more than a shell before exec */
-		pr_warn("target pid %d (%s) is already running with %lu resident pages: the fault source sees first touches only and none of them; use --source hint or damon",
+		pr_info("target pid %d (%s) is already running with %lu resident pages: the fault source sees first touches only and none of them; use --source hint or damon",
 			pid, comm, resident);
 }
 

@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case CTL_POLICY:
 		check_word(req, req->policy);
-		if (req->nr_params < 0 || req->nr_params > CONTROL_MAX_PARAMS)
+		if (req->nr_params < 0 || req->nr_params > CXLT_MAX_PARAMS)
 			abort();
 		for (int i = 0; i < req->nr_params; i++) {
 			check_word(req, req->params[i]);
@@ -60,6 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		break;
 	case CTL_STATUS: case CTL_TARGETS: case CTL_METRICS: case CTL_PAUSE: case CTL_RESUME:
+	case CTL_RELOAD:
 		break;
 	default:
 		abort();

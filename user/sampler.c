@@ -506,9 +506,11 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 	snprintf(s->pin_dir, sizeof(s->pin_dir), "%s", o->pin_dir ? o->pin_dir : CXLT_PIN_DIR);
 	libbpf_set_print(libbpf_print);
 
-	if (sampler__check_source(src))
+	if (sources__parse(src, &list, s->source_why, sizeof(s->source_why))) {
+		pr_err("--source '%s': %s", src, s->source_why);
 		return -EINVAL;
-	sources__parse(src, &list, s->source_why, sizeof(s->source_why));
+	}
+	s->source_why[0] = '\0';
 	/* Sources on one hook share its weight: the program cannot tell them apart. */
 	for (int i = 0; many && i < list.n; i++) {
 		if (list.def[i]->hook == HOOK_FAULT_TP)

@@ -106,6 +106,8 @@ static const struct key_def keys[] = {
     {"sampler", "decay", "decay", 0, K_DOUBLE, OFF(decay), 0, 1, "a number from 0 to 1"},
     {"sampler", "scan_epochs", "scan-epochs", 0, K_U32, OFF(scan_epochs), 1, 1000000,
      "a number of epochs from 1 to 1000000"},
+    {"sampler", "tracker_mb", "tracker-mb", 0, K_U32, OFF(tracker_mb), 1, 1048576,
+     "MiB from 1 to 1048576"},
     {"sampler", "heat_entries", "heat-entries", 0, K_HEAT, OFF(heat_entries), 1024, 1 << 28,
      "auto or a number of entries from 1024 to 268435456"},
     {"sampler", "hint_period_ms", "hint-period-ms", 0, K_U32, OFF(hint_period_ms), 100, 600000,
@@ -215,6 +217,7 @@ int config__defaults(struct agent_config *c)
 	c->epoch_ms = 1000;
 	c->decay = 0.5;
 	c->scan_epochs = 5;
+	c->tracker_mb = 128;
 	c->heat_entries = 0; /* sized to the machine */
 	c->hint_period_ms = 1000;
 	c->hint_cpu_pct = HINT_CPU_PCT_DEFAULT;

@@ -6,8 +6,8 @@
  * One key per flag, in six sections:
  *   [topology] fast_nodes slow_nodes sysfs_root
  *   [targets]  pid (repeatable, or a comma list) comm cgroup (repeatable) target_user
- *   [sampler]  source epoch_ms decay scan_epochs heat_entries hint_period_ms hint_cpu_pct
- *              ring_kb record
+ *   [sampler]  source epoch_ms decay scan_epochs tracker_mb heat_entries hint_period_ms
+ *              hint_cpu_pct ring_kb record
  *   [policy]   name dir decide_limit_ms, and any other key is a policy parameter (key=value)
  *   [mover]    rate_mbps batch low_wmark_pct high_wmark_pct pingpong_epochs observe
  *   [output]   pin_dir run_dir keep_pins metrics_port metrics_addr metrics_textfile take_over
@@ -66,6 +66,7 @@ struct agent_config {
 	uint32_t epoch_ms;
 	double decay;
 	uint32_t scan_epochs;
+	uint32_t tracker_mb;	/* the tracker's memory budget */
 	uint32_t heat_entries; /* 0: sized to the machine's RAM */
 	uint32_t hint_period_ms;
 	double hint_cpu_pct; /* of one core */

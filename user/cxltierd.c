@@ -86,7 +86,11 @@ static const char usage_text[] =
 "                           damon-vaddr or damon-paddr (our own only, that kind)\n"
 "  -e, --epoch-ms MS        epoch length (default 1000)\n"
 "      --decay F            heat decay per epoch, 0..1 (default 0.5)\n"
-"      --scan-epochs N      enumerate resident pages every N epochs (default 5)\n"
+"      --scan-epochs N      start a sweep of a target's resident memory at most\n"
+"                           every N epochs (default 5); a sweep goes on a bounded\n"
+"                           slice an epoch\n"
+"      --tracker-mb MB      the tracker's memory budget: per-page detail beyond\n"
+"                           it folds into 2 MiB regions (default 128)\n"
 "      --heat-entries N     capacity of the BPF heat map (default: RAM pages / 16,\n"
 "                           at least 16384, at most 262144; ~80 bytes each)\n"
 "      --hint-period-ms MS  source hint: longest period of the kernel's NUMA\n"
@@ -529,7 +533,6 @@ static void follow_topology(struct agent *a)
 static int live_ingest(void *ctx)
 {
 	struct agent *a = ctx;
-	bool rescanned = false;
 	int err;
 
 	targets__refresh(&a->cfg->specs, &a->tr, &a->s);
@@ -548,23 +551,22 @@ static int live_ingest(void *ctx)
 		damon__set_targets(&a->damon, &a->tr);
 	}
 
+	/* Memory blocks come and go with hotplug: re-read before the sweeps read page frames. */
+	if (a->tr.epoch % a->cfg->k.scan_epochs == 0)
+		pfn_nodes__load(&a->tr.pfn, a->cfg->k.sysfs_root);
 	for (uint32_t i = 0; i < a->tr.nr_targets; i++) {
 		struct target *t = &a->tr.targets[i];
-		bool scan = !t->last_scan_epoch ||
-			    a->tr.epoch + 1 - t->last_scan_epoch >= a->cfg->k.scan_epochs;
 
-		if (scan && !rescanned) {
-			/* Memory blocks come and go with hotplug: re-read before scans. */
-			pfn_nodes__load(&a->tr.pfn, a->cfg->k.sysfs_root);
-			rescanned = true;
-		}
-		err = scan ? tracker__scan(&a->tr, t) : tracker__query_nodes(&a->tr, t, t->nodes_known);
+		if (t->gone)
+			continue;
+		err = tracker__query_nodes(&a->tr, t, t->nodes_known);
 		if (err == -ESRCH)
 			t->gone = true;
 		else if (err)
-			pr_warn("pid %d: %s failed: %s", t->pid, scan ? "page scan" : "node query",
-				strerror(-err));
+			pr_warn("pid %d: node query failed: %s", t->pid, strerror(-err));
 	}
+	/* A bounded slice of the targets' address spaces: the epoch's time does not grow with memory. */
+	tracker__sweep_all(&a->tr, a->cfg->k.scan_epochs);
 	return 0;
 }
 
@@ -1138,7 +1140,10 @@ static int set_up(struct agent *a)
 	topology__log(&a->topo);
 	set_mode(a);
 	if ((err = tracker__init(&a->tr, k->decay)) ||
-	    (err = mover__init(&a->m, &k->mover, a->topo.page_size)) || (err = open_sources(a)))
+	    (err = mover__init(&a->m, &k->mover, a->topo.page_size)))
+		return err;
+	a->tr.budget_bytes = (uint64_t)k->tracker_mb << 20;
+	if ((err = open_sources(a)))
 		return err;
 	/* Before the metrics thread exists: the child is forked from one thread. */
 	start_sandbox(a);

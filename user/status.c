@@ -46,7 +46,9 @@ static struct json_object *targets_json(const struct tracker *tr)
 		ADD(o, "pid", json_object_new_int(t->pid));
 		ADD(o, "comm", json_object_new_string(t->comm));
 		ADD(o, "origin", json_object_new_string(origin[t->origin]));
-		ADD(o, "pages_tracked", U64(t->pt.nr));
+		ADD(o, "pages_tracked", U64(tracker__target_pages(t)));
+		ADD(o, "regions", U64(t->rt.nr));
+		ADD(o, "page_records", U64(t->pt.hashed));
 		ADD(o, "pages_sampled", U64(t->place.sampled));
 		ADD(o, "pages_fast", U64(t->place.fast));
 		ADD(o, "pages_slow", U64(t->place.slow));
@@ -88,6 +90,9 @@ struct json_object *status__json(const struct agent_state *st)
 	ADD(agent, "last_epoch_ms", json_object_new_double(st->last_epoch_ms));
 	ADD(agent, "tracked_pages", U64(tracker__pages(st->tr)));
 	ADD(agent, "tracker_bytes", U64(tracker__bytes(st->tr)));
+	ADD(agent, "tracker_budget_bytes", U64(st->tr->budget_bytes));
+	ADD(agent, "tracker_records", U64(tracker__records(st->tr)));
+	ADD(agent, "tracker_folded", U64(st->tr->folded));
 	ADD(root, "agent", agent);
 
 	sampler = json_object_new_object();

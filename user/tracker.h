@@ -1,9 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tracker: per target process, one compact record per page that is
- * resident or was sampled (struct cxlt_page, 24 bytes), plus an open-
- * addressing index (4 bytes a slot, load <= 3/4).  The policy view points at
- * these records directly: nothing is copied per epoch.
+ * The tracker, two levels (docs/design.md, "The tracker"):
+ *
+ *  - regions: each naturally aligned 2 MiB of a target's resident memory is
+ *    one region (struct region: resident pages, by node, whether a huge page
+ *    backs it, which 32 KiB chunks were sampled) with one record
+ *    (struct cxlt_page, flag PAGE_REGION) that stands for all of its pages
+ *    that have no record of their own;
+ *  - detail: a page record (struct cxlt_page, 24 bytes, in an open-
+ *    addressing index of 4 bytes a slot) only for sampled pages of regions
+ *    whose sampled chunks differ (REGION_MIXED), within the memory budget
+ *    (budget_bytes); over it, the coldest detail folds back into its region.
+ *
+ * Both kinds of record live in one array per target, which the policy view
+ * points at directly: nothing is copied per epoch.  The replay (detail_all)
+ * keeps a page record for every sampled page and no regions: its model is
+ * per page.
  */
 #ifndef CXLT_TRACKER_H
 #define CXLT_TRACKER_H
@@ -20,12 +32,48 @@
 #define PAGE_GONE 0x80
 /* The kernel's scanner marked the page after its last sample (tracker__mark_pass). */
 #define PAGE_MARKED 0x20
+/* The record stands for a 2 MiB region's pages without records of their own. */
+#define PAGE_REGION 0x10
+/* The region is one huge page: it moves as one, and counts as REGION_PAGES. */
+#define PAGE_HUGE 0x08
+
+#define REGION_SHIFT 21
+#define REGION_SIZE (1ULL << REGION_SHIFT)
+#define REGION_PAGES (1U << (REGION_SHIFT - CXLT_PAGE_SHIFT))
+/* One bit of a region's chunk maps: 8 pages, 32 KiB. */
+#define CHUNK_PAGES (REGION_PAGES / 64)
+
+/* struct region.flags */
+#define REGION_MIXED 0x1	/* its sampled chunks differ: sampled pages get detail */
+#define REGION_SWEPT 0x2	/* resident and on_node come from a sweep */
+
+struct region {
+	uint64_t base;		/* 2 MiB aligned */
+	uint64_t resident_bits;	/* chunks with a resident page, as of the last sweep */
+	uint64_t sampled_bits;	/* chunks sampled in the current window */
+	uint32_t rec;		/* its record in the target's pt.pages */
+	uint32_t sweep;		/* the sweep that last found it (or made it) */
+	uint16_t resident;	/* resident pages at the last sweep, detail included */
+	uint16_t detail;	/* page records inside it */
+	uint16_t on_node[2];	/* of the resident pages, on node_id[i] (estimated) */
+	int8_t node_id[2];
+	uint16_t probe;		/* a page (index in the region) known resident */
+	uint8_t flags;		/* REGION_* */
+};
+
+struct region_table {
+	struct region *rg;
+	uint32_t nr, cap;
+	uint32_t *slots;	/* region index + 1; 0 = empty */
+	uint32_t slot_mask;
+};
 
 struct page_table {
 	struct cxlt_page *pages;
 	uint32_t nr, cap;
-	uint32_t *slots;	/* record index + 1; 0 = empty */
+	uint32_t *slots;	/* record index + 1; 0 = empty; page records only */
 	uint32_t slot_mask;
+	uint32_t hashed;	/* page records (region records are found through their region) */
 };
 
 enum target_origin { ORIGIN_PID, ORIGIN_COMM, ORIGIN_CGROUP };
@@ -63,10 +111,13 @@ struct target {
 	char comm[16];
 	enum target_origin origin;
 	bool gone;
-	uint32_t scanned_new;	/* pages that the last scan found never sampled */
+	uint32_t scanned_new;	/* regions that the last sweep found new */
 	uint32_t nodes_known;	/* records [0, nodes_known) have had their node queried */
-	uint64_t last_scan_epoch;	/* 0: never scanned */
+	uint64_t last_scan_epoch;	/* the last completed sweep; 0: none yet */
+	uint64_t sweep_cursor;	/* where the sweep under way goes on; 0: a new sweep */
+	uint32_t sweep_gen;	/* counts completed sweeps */
 	struct page_table pt;
+	struct region_table rt;
 	struct target_counters ctr;
 	struct placement place;	/* as of the last tracker__count_placement() */
 	struct scan_follow scan;
@@ -89,6 +140,14 @@ struct tracker {
 	 */
 	bool sight;
 	struct pfn_nodes pfn;	/* optional; empty = ask move_pages only */
+	/* A page record for every sampled page, no regions (the replay's model is per page). */
+	bool detail_all;
+	uint64_t budget_bytes;	/* over it, the coldest detail folds; 0: no limit */
+	uint64_t folded;	/* page records folded into their regions, all time */
+	uint64_t bytes_used;	/* what the budget weighs: counted each epoch, grown by each new record */
+	double sweep_ms;	/* time the sweeps may take per epoch, all targets */
+	uint32_t sweep_next;	/* the target whose sweep goes first next epoch */
+	bool no_pagemap_scan;	/* read pagemap even where PAGEMAP_SCAN exists (tests) */
 };
 
 int tracker__init(struct tracker *tr, double decay);
@@ -124,13 +183,43 @@ int64_t page_table__find(const struct page_table *pt, uint64_t addr);
 uint64_t page_table__bytes(const struct page_table *pt);
 
 /*
- * Enumerates the resident pages of a target's private memory (from
- * /proc/PID/maps and PAGEMAP_SCAN, or pagemap where the kernel lacks it),
- * adds the never-sampled ones, drops records of pages that are gone, and
- * refreshes every page's node.  Returns 0, -ESRCH when the process is gone,
- * or another -errno.
+ * Goes on with the sweep of a target's private memory (from /proc/PID/maps
+ * and PAGEMAP_SCAN, or pagemap where the kernel lacks it) where the last call
+ * stopped, region by region, until the sweep ends or the clock passes
+ * deadline (seconds, now_sec(); 0: no limit): each region's resident pages,
+ * their nodes, whether a huge page backs it; page records of pages gone are
+ * dropped.  A sweep that ends drops the regions it did not find.  The zero
+ * page is never counted.  Returns 1 when the sweep ended, 0 when it stopped
+ * at the deadline, -ESRCH when the process is gone, or another -errno.
  */
+int tracker__sweep(struct tracker *tr, struct target *t, double deadline);
+/* A whole sweep at once: 0 or -errno. */
 int tracker__scan(struct tracker *tr, struct target *t);
+/*
+ * One epoch's share of sweeping for every target, within tr->sweep_ms,
+ * starting a target's next sweep only every min_epochs; targets whose
+ * process is gone are flagged gone.
+ */
+void tracker__sweep_all(struct tracker *tr, uint32_t min_epochs);
+
+/* What a sweep found of one region (the sweep's own way in; the bench's too). */
+struct region_found {
+	uint64_t base;
+	uint64_t resident_bits;
+	uint16_t resident;
+	bool huge;
+	uint16_t probe;
+	int8_t node_id[2];
+	uint16_t on_node[2];
+};
+struct region *tracker__region_found(struct tracker *tr, struct target *t,
+				     const struct region_found *f);
+/* The region of addr, or NULL. */
+struct region *tracker__region(const struct target *t, uint64_t addr);
+/* Pages a record stands for: 1 for a page, its pages without detail for a region. */
+uint32_t tracker__record_pages(const struct target *t, const struct cxlt_page *p);
+/* After a move of the record p to node: the region's counts follow. */
+void tracker__record_moved(struct target *t, struct cxlt_page *p, int node);
 /* Queries the node of the records in [from, pt.nr) whose node is unknown. */
 int tracker__query_nodes(struct tracker *tr, struct target *t, uint32_t from);
 
@@ -142,7 +231,10 @@ void tracker__end_epoch(struct tracker *tr);
 /* Counts every target's pages by tier (fast_mask: the fast nodes); fills total. */
 void tracker__count_placement(struct tracker *tr, uint64_t fast_mask, struct placement *total);
 
+/* Pages managed (records stand for), records held, bytes allocated. */
 uint64_t tracker__pages(const struct tracker *tr);
+uint64_t tracker__target_pages(const struct target *t);
+uint64_t tracker__records(const struct tracker *tr);
 uint64_t tracker__bytes(const struct tracker *tr);
 
 #endif

@@ -346,6 +346,7 @@ static void every_key_reaches_its_field(void **state)
 	assert_int_equal(c.epoch_ms, 250);
 	assert_true(c.decay == 0.125);
 	assert_int_equal(c.scan_epochs, 7);
+	assert_int_equal(c.tracker_mb, 64);
 	assert_int_equal(c.heat_entries, 65536);
 	assert_int_equal(c.hint_period_ms, 2000);
 	assert_true(c.hint_cpu_pct == 0.5);

@@ -137,6 +137,7 @@ static void ingest_two_targets_and_unknown_tgid(void **state)
 
 	(void)state;
 	tracker__init(&tr, 0.5);
+	tr.detail_all = true;	/* a record a sampled page, as the replay keeps */
 	tracker__add_target(&tr, 100, 1, "a", ORIGIN_PID);
 	tracker__add_target(&tr, 200, 1, "b", ORIGIN_COMM);
 	tracker__ingest(&tr, keys, vals, ARRAY_SIZE(keys));
@@ -171,6 +172,7 @@ static void ingest_samples_saturate_at_65535(void **state)
 
 	(void)state;
 	tracker__init(&tr, 0.5);
+	tr.detail_all = true;	/* a record a sampled page, as the replay keeps */
 	tracker__add_target(&tr, 100, 1, "a", ORIGIN_PID);
 	tracker__ingest(&tr, &key, &big, 1);
 	assert_int_equal(page_of(&tr, 100, BASE)->samples, 40000);
@@ -192,6 +194,7 @@ static void age_decays_heat_and_counts_idle_epochs(void **state)
 
 	(void)state;
 	tracker__init(&tr, 0.5);
+	tr.detail_all = true;	/* a record a sampled page, as the replay keeps */
 	tracker__add_target(&tr, 100, 1, "a", ORIGIN_PID);
 	tracker__ingest(&tr, &key, &v8, 1);
 	idx = page_table__get(&tr.targets[0].pt, BASE + 10 * PG, &created);
@@ -262,6 +265,7 @@ static void end_epoch_clears_samples_and_hinted(void **state)
 
 	(void)state;
 	tracker__init(&tr, 0.5);
+	tr.detail_all = true;	/* a record a sampled page, as the replay keeps */
 	tracker__add_target(&tr, 100, 1, "a", ORIGIN_PID);
 	tracker__ingest(&tr, &key, &v, 1);
 	tracker__age(&tr);
@@ -378,18 +382,21 @@ static void query_nodes_reports_process_gone(void **state)
 
 /* ---- a real scan of this process ---- */
 
-static void scan_self_tracks_every_touched_page_on_node0(void **state)
+static void sweep_self_finds_every_touched_region_on_node0(void **state)
 {
 	const size_t len = 4 << 20;
 	long psz = sysconf(_SC_PAGESIZE);
 	struct tracker tr;
 	struct target *t;
-	char *buf, *heap;
+	char *buf, *heap, *mem;
 	int err;
 
 	(void)state;
-	buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(buf != MAP_FAILED);
+	/* 2 MiB aligned, so that the regions are known exactly; no huge pages. */
+	mem = mmap(NULL, len + REGION_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(mem != MAP_FAILED);
+	buf = (char *)(((uintptr_t)mem + REGION_SIZE - 1) & ~(REGION_SIZE - 1));
+	assert_int_equal(madvise(buf, len, MADV_NOHUGEPAGE), 0);
 	heap = malloc(len);
 	assert_non_null(heap);
 	for (size_t off = 0; off < len; off += psz) {
@@ -399,38 +406,203 @@ static void scan_self_tracks_every_touched_page_on_node0(void **state)
 	tracker__init(&tr, 0.5);
 	tracker__add_target(&tr, getpid(), 1, "self", ORIGIN_PID);
 	t = &tr.targets[0];
-	/* A stale record of an address never mapped must be dropped by the scan. */
+	/* A region of an address never mapped is dropped by the sweep after the one it came in. */
 	{
-		bool created;
+		const struct region_found stale = { .base = 0x200000, .resident = 3, .resident_bits = 1 };
 
-		page_table__get(&t->pt, 0x1000, &created);
+		assert_non_null(tracker__region_found(&tr, t, &stale));
 	}
 	assert_ptr_equal(tr.pf, &platform_kernel);	/* the real one */
+	assert_int_equal(tracker__scan(&tr, t), 0);
+	assert_non_null(tracker__region(t, 0x200000));
 	err = tracker__scan(&tr, t);
 	assert_int_equal(err, 0);
 	assert_true(t->last_scan_epoch > 0);
-	assert_true(t->pt.nr >= 2 * len / psz);
-	assert_true(t->scanned_new >= 2 * len / psz);
-	assert_int_equal(page_table__find(&t->pt, 0x1000), -1);
-	for (size_t off = 0; off < len; off += psz) {
-		uint64_t a = (uint64_t)(uintptr_t)(buf + off);
-		uint64_t h = (uint64_t)(uintptr_t)(heap + off) & ~((uint64_t)psz - 1);
-		int64_t ia = page_table__find(&t->pt, a), ih = page_table__find(&t->pt, h);
+	/* Regions only: no page record for memory never sampled. */
+	assert_int_equal(t->pt.hashed, 0);
+	assert_null(tracker__region(t, 0x200000));
+	for (size_t off = 0; off < len; off += REGION_SIZE) {
+		const struct region *r = tracker__region(t, (uint64_t)(uintptr_t)(buf + off));
 
-		assert_true(ia >= 0);
-		assert_true(ih >= 0);
-		assert_int_equal(t->pt.pages[ia].node, 0);
-		assert_int_equal(t->pt.pages[ih].node, 0);
-		assert_false(t->pt.pages[ia].flags & PAGE_GONE);
+		assert_non_null(r);
+		assert_int_equal(r->resident, REGION_PAGES);
+		assert_int_equal(r->resident_bits, ~0ULL);
+		assert_int_equal(r->node_id[0], 0);
+		assert_int_equal(r->on_node[0], REGION_PAGES);
+		assert_int_equal(t->pt.pages[r->rec].node, 0);
+		assert_false(t->pt.pages[r->rec].flags & PAGE_HUGE);
+		assert_int_equal(tracker__record_pages(t, &t->pt.pages[r->rec]), REGION_PAGES);
 	}
+	assert_true(tracker__target_pages(t) >= 2 * len / psz);
 
-	/* Unmapped pages leave the table at the next scan. */
-	assert_int_equal(munmap(buf, len), 0);
+	/* Unmapped memory leaves the tracker at the next sweep. */
+	assert_int_equal(munmap(mem, len + REGION_SIZE), 0);
 	assert_int_equal(tracker__scan(&tr, t), 0);
-	assert_int_equal(page_table__find(&t->pt, (uint64_t)(uintptr_t)buf), -1);
-	assert_int_equal(page_table__find(&t->pt, (uint64_t)(uintptr_t)buf + len - psz), -1);
-	assert_true(page_table__find(&t->pt, (uint64_t)(uintptr_t)heap & ~((uint64_t)psz - 1)) >= 0);
+	assert_null(tracker__region(t, (uint64_t)(uintptr_t)buf));
+	assert_null(tracker__region(t, (uint64_t)(uintptr_t)buf + len - psz));
+	assert_non_null(tracker__region(t, (uint64_t)(uintptr_t)heap + len / 2));
 	free(heap);
+	tracker__free(&tr);
+}
+
+/*
+ * Memory read but never written maps the zero page (a process_vm_readv of
+ * the agent's does that too): it is on no node and must not be counted,
+ * neither through PAGEMAP_SCAN nor through pagemap (the 6.1 path), where
+ * 12,824 of them once counted as DRAM pages.
+ */
+static void sweep_never_counts_the_zero_page(void **state)
+{
+	const size_t len = 2 * REGION_SIZE;
+	long psz = sysconf(_SC_PAGESIZE);
+	char *mem, *buf;
+
+	(void)state;
+	mem = mmap(NULL, len + REGION_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(mem != MAP_FAILED);
+	buf = (char *)(((uintptr_t)mem + REGION_SIZE - 1) & ~(REGION_SIZE - 1));
+	assert_int_equal(madvise(buf, len, MADV_NOHUGEPAGE), 0);
+	/* The first region: every other page written, the rest read. */
+	for (size_t off = 0; off < REGION_SIZE; off += psz) {
+		if (off / psz % 2)
+			(void)*(volatile char *)(buf + off);
+		else
+			buf[off] = 1;
+	}
+	/* The second region: read only. */
+	for (size_t off = REGION_SIZE; off < len; off += psz)
+		(void)*(volatile char *)(buf + off);
+	for (int pagemap = 0; pagemap < 2; pagemap++) {
+		struct tracker tr;
+		struct target *t;
+		const struct region *r;
+
+		tracker__init(&tr, 0.5);
+		tr.no_pagemap_scan = pagemap;
+		tracker__add_target(&tr, getpid(), 1, "self", ORIGIN_PID);
+		t = &tr.targets[0];
+		assert_int_equal(tracker__scan(&tr, t), 0);
+		r = tracker__region(t, (uint64_t)(uintptr_t)buf);
+		assert_non_null(r);
+		assert_int_equal(r->resident, REGION_PAGES / 2);
+		assert_int_equal(r->on_node[0] + r->on_node[1], REGION_PAGES / 2);
+		assert_null(tracker__region(t, (uint64_t)(uintptr_t)buf + REGION_SIZE));
+		tracker__free(&tr);
+	}
+	munmap(mem, len + REGION_SIZE);
+}
+
+/* A region of 4 KiB pages and one that a huge page backs, as a sweep reports them. */
+static struct target *two_regions(struct tracker *tr)
+{
+	const struct region_found small = { .base = BASE, .resident = REGION_PAGES,
+					    .resident_bits = ~0ULL, .node_id = { 1, -1 },
+					    .on_node = { REGION_PAGES, 0 } };
+	const struct region_found huge = { .base = BASE + REGION_SIZE, .resident = REGION_PAGES,
+					   .resident_bits = ~0ULL, .huge = true,
+					   .node_id = { 1, -1 }, .on_node = { REGION_PAGES, 0 } };
+
+	tracker__init(tr, 0.5);
+	tracker__add_target(tr, 100, 1, "a", ORIGIN_PID);
+	assert_non_null(tracker__region_found(tr, &tr->targets[0], &small));
+	assert_non_null(tracker__region_found(tr, &tr->targets[0], &huge));
+	return &tr->targets[0];
+}
+
+static void ingest(struct tracker *tr, uint64_t addr, uint32_t samples)
+{
+	const struct cxlt_page_key key = { .tgid = 100, .vpage = addr / PG };
+	const struct cxlt_page_val val = { .samples = samples };
+
+	tracker__ingest(tr, &key, &val, 1);
+}
+
+static void a_region_sampled_all_over_stays_one_record(void **state)
+{
+	struct tracker tr;
+	struct target *t = two_regions(&tr);
+	const struct region *r;
+
+	(void)state;
+	for (int e = 0; e < 16; e++) {
+		for (uint32_t k = 0; k < REGION_PAGES; k += CHUNK_PAGES)
+			ingest(&tr, BASE + (k + e % CHUNK_PAGES) * PG, 1);
+		tracker__age(&tr);
+		tracker__end_epoch(&tr);
+	}
+	r = tracker__region(t, BASE);
+	assert_false(r->flags & REGION_MIXED);
+	assert_int_equal(t->pt.hashed, 0);
+	assert_int_equal(t->pt.nr, 2);
+	assert_true(t->pt.pages[r->rec].heat > 60);	/* 64 samples an epoch */
+	assert_int_equal(tracker__pages(&tr), 2 * REGION_PAGES);
+	tracker__free(&tr);
+}
+
+static void a_mixed_region_gets_detail_for_its_hot_pages(void **state)
+{
+	struct tracker tr;
+	struct target *t = two_regions(&tr);
+	const struct region *r;
+	struct cxlt_page *p;
+
+	(void)state;
+	for (int e = 0; e < 4; e++) {
+		ingest(&tr, BASE + 3 * PG, 4);		/* two hot pages, one chunk apart */
+		ingest(&tr, BASE + 100 * PG, 2);
+		tracker__age(&tr);
+		tracker__end_epoch(&tr);
+	}
+	r = tracker__region(t, BASE);
+	assert_true(r->flags & REGION_MIXED);
+	assert_int_equal(r->detail, 2);
+	assert_int_equal(t->pt.hashed, 2);
+	p = page_of(&tr, 100, BASE + 3 * PG);
+	assert_non_null(p);
+	assert_true(p->heat > 4);
+	/* The region's record stands for the rest; the pages total stays. */
+	assert_int_equal(tracker__record_pages(t, &t->pt.pages[r->rec]), REGION_PAGES - 2);
+	assert_int_equal(tracker__pages(&tr), 2 * REGION_PAGES);
+	/* A huge page counts as all its pages. */
+	r = tracker__region(t, BASE + REGION_SIZE);
+	assert_true(t->pt.pages[r->rec].flags & PAGE_HUGE);
+	assert_int_equal(tracker__record_pages(t, &t->pt.pages[r->rec]), REGION_PAGES);
+	tracker__free(&tr);
+}
+
+static void over_budget_the_coldest_detail_folds_into_its_region(void **state)
+{
+	struct tracker tr;
+	struct target *t;
+	const struct region *r;
+	float total = 0;
+
+	(void)state;
+	t = two_regions(&tr);
+	/* Room for the two regions and about 40 page records. */
+	tr.budget_bytes = 2 * (sizeof(struct cxlt_page) + sizeof(struct region) + 8) +
+			  40 * (sizeof(struct cxlt_page) + 8);
+	for (int e = 0; e < 3; e++) {
+		/* 100 sampled pages in the first half: page k gets k+1 samples, hottest first. */
+		for (uint32_t k = 100; k-- > 0;)
+			ingest(&tr, BASE + k * PG, k + 1);
+		tracker__age(&tr);
+		tracker__end_epoch(&tr);
+	}
+	r = tracker__region(t, BASE);
+	assert_true(tr.folded > 0);
+	assert_true(tr.bytes_used <= tr.budget_bytes);
+	assert_true(r->detail <= 40 && r->detail >= 30);
+	assert_int_equal(r->detail, t->pt.hashed);
+	/* What stayed is the hottest: page 99 yes, page 0 no. */
+	assert_non_null(page_of(&tr, 100, BASE + 99 * PG));
+	assert_null(page_of(&tr, 100, BASE));
+	/* Folded heat is kept, in the region's record. */
+	for (uint32_t i = 0; i < t->pt.nr; i++)
+		if (!(t->pt.pages[i].flags & PAGE_HUGE))
+			total += t->pt.pages[i].heat;
+	assert_true(total > 0.9f * 5050 * 1.5f);	/* 1 + 0.5 (+ 0.25 ...) */
+	assert_int_equal(tracker__pages(&tr), 2 * REGION_PAGES);
 	tracker__free(&tr);
 }
 
@@ -459,7 +631,11 @@ int main(void)
 		cmocka_unit_test(end_epoch_clears_samples_and_hinted),
 		cmocka_unit_test(query_nodes_fills_nodes_marks_gone_keeps_unknown),
 		cmocka_unit_test(query_nodes_reports_process_gone),
-		cmocka_unit_test(scan_self_tracks_every_touched_page_on_node0),
+		cmocka_unit_test(sweep_self_finds_every_touched_region_on_node0),
+		cmocka_unit_test(sweep_never_counts_the_zero_page),
+		cmocka_unit_test(a_region_sampled_all_over_stays_one_record),
+		cmocka_unit_test(a_mixed_region_gets_detail_for_its_hot_pages),
+		cmocka_unit_test(over_budget_the_coldest_detail_folds_into_its_region),
 		cmocka_unit_test(scan_of_exited_process_is_esrch),
 	};
 

@@ -243,6 +243,8 @@ int run_policy(const struct run_in *in, struct result *res)
 	md->cap[NODE_FAST] = in->fast_cap;
 	md->cap[NODE_SLOW] = in->slow_cap;
 	tracker__init(&md->tr, o->decay);
+	/* The two-tier model is per page: a record for every sampled page. */
+	md->tr.detail_all = true;
 	mover__default_opts(&mo);
 	mo.rate_mbps = o->rate_mbps;
 	mo.low_wmark_pct = o->low_pct;

@@ -41,6 +41,7 @@ void mover__free(struct mover *m)
 	free(m->status);
 	free(m->query);
 	free(m->rec);
+	free(m->weight);
 	free(m->addrs2);
 	free(m->nodes2);
 	free(m->idx2);
@@ -100,6 +101,7 @@ static int grow_scratch(struct mover *m, uint32_t n)
 	free(m->status);
 	free(m->query);
 	free(m->rec);
+	free(m->weight);
 	free(m->addrs2);
 	free(m->nodes2);
 	free(m->idx2);
@@ -109,10 +111,11 @@ static int grow_scratch(struct mover *m, uint32_t n)
 	m->status = malloc(n * sizeof(*m->status));
 	m->query = malloc(n * sizeof(*m->query));
 	m->rec = malloc(n * sizeof(*m->rec));
+	m->weight = malloc(n * sizeof(*m->weight));
 	m->addrs2 = malloc(n * sizeof(*m->addrs2));
 	m->nodes2 = malloc(n * sizeof(*m->nodes2));
 	m->idx2 = malloc(n * sizeof(*m->idx2));
-	if (!m->sorted || !m->addrs || !m->nodes || !m->status || !m->query || !m->rec ||
+	if (!m->sorted || !m->addrs || !m->nodes || !m->status || !m->query || !m->rec || !m->weight ||
 	    !m->addrs2 || !m->nodes2 || !m->idx2) {
 		m->scratch_cap = 0;
 		return -ENOMEM;
@@ -130,23 +133,25 @@ static int cmp_move(const void *a, const void *b)
 	return x->page < y->page ? -1 : x->page > y->page;
 }
 
+/* n pages of record p moved to node. */
 static void account_moved(struct mover *m, struct target *t, struct cxlt_page *p,
-			  const struct topology *topo, int node)
+			  const struct topology *topo, int node, uint32_t n)
 {
 	enum node_role from = p->node >= 0 && (topo->fast_mask >> p->node) & 1 ? ROLE_FAST : ROLE_SLOW;
 	enum node_role to = (topo->fast_mask >> node) & 1 ? ROLE_FAST : ROLE_SLOW;
 
 	if (from == to) {
-		m->epoch.moved_other++;
+		m->epoch.moved_other += n;
 	} else if (to == ROLE_FAST) {
-		m->epoch.promoted++;
-		t->ctr.promoted++;
+		m->epoch.promoted += n;
+		t->ctr.promoted += n;
 	} else {
-		m->epoch.demoted++;
-		t->ctr.demoted++;
+		m->epoch.demoted += n;
+		t->ctr.demoted += n;
 	}
-	p->node = (int8_t)node;
-	p->since_move = 0;
+	/* A region's record moves page by page: its node follows at the end of the batch. */
+	if (!(p->flags & PAGE_REGION))
+		tracker__record_moved(t, p, node);
 }
 
 /*
@@ -185,7 +190,12 @@ static void retry_not_present(struct mover *m, struct target *t, uint32_t n)
 	uint32_t r = 0;
 
 	for (uint32_t k = 0; k < n; k++) {
-		if (m->status[k] != -ENOENT)
+		/*
+		 * Only pages with a record of their own: a region's pages may
+		 * never have been populated, and reading one would map the
+		 * zero page into the owner.
+		 */
+		if (m->status[k] != -ENOENT || (t->pt.pages[m->rec[k]].flags & PAGE_REGION))
 			continue;
 		m->addrs2[r] = m->addrs[k];
 		m->nodes2[r] = m->nodes[k];
@@ -213,7 +223,8 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 		m->status[k] = STATUS_SENTINEL;
 	m->epoch.calls++;
 	ret = m->pf->move_pages(m->pf->ctx, t->pid, n, m->addrs, m->nodes, m->status, MPOL_MF_MOVE);
-	m->attempted += n;
+	for (uint32_t k = 0; k < n; k++)
+		m->attempted += m->weight[k];
 	if (ret < 0) {
 		int call_errno = errno;
 
@@ -230,20 +241,24 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 	retry_not_present(m, t, n);
 	for (uint32_t k = 0; k < n; k++) {
 		struct cxlt_page *p = &t->pt.pages[m->rec[k]];
+		bool region = p->flags & PAGE_REGION;
 		int st = m->status[k];
 
 		if (st == m->nodes[k]) {
-			account_moved(m, t, p, topo, st);
+			account_moved(m, t, p, topo, st, m->weight[k]);
 		} else if (st >= 0) {
-			p->node = (int8_t)st;	/* moved elsewhere or stayed: trust the kernel */
-			m->epoch.other_error++;
+			if (!region)
+				p->node = (int8_t)st;	/* moved elsewhere or stayed: trust the kernel */
+			m->epoch.other_error += m->weight[k];
 		} else if (st == STATUS_SENTINEL) {
-			m->epoch.unreported++;
+			m->epoch.unreported += m->weight[k];
 			recheck = true;
 		} else if (st == -EBUSY) {
 			/* 6.1 reports -EBUSY for tail pages of a THP that did move. */
 			recheck = true;
-			m->epoch.busy++;
+			m->epoch.busy += m->weight[k];
+		} else if ((st == -ENOENT || st == -EFAULT) && region) {
+			/* A page of the region that is not there (the sweep counts them). */
 		} else if (st == -ENOENT || st == -EFAULT) {
 			/*
 			 * Not mapped now.  On kernels before 6.5 that includes a page
@@ -255,12 +270,12 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 				p->flags |= PAGE_GONE;
 			p->node = CXLT_NODE_UNKNOWN;
 		} else if (st == -ENOMEM) {
-			m->epoch.nomem++;
+			m->epoch.nomem += m->weight[k];
 			full = true;
 		} else if (st == -EACCES) {
-			m->epoch.access++;
+			m->epoch.access += m->weight[k];
 		} else {
-			m->epoch.other_error++;
+			m->epoch.other_error += m->weight[k];
 		}
 	}
 	if (recheck) {
@@ -273,11 +288,11 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 				if ((st != -EBUSY && st != STATUS_SENTINEL) ||
 				    m->query[k] != m->nodes[k])
 					continue;
-				account_moved(m, t, p, topo, m->nodes[k]);
+				account_moved(m, t, p, topo, m->nodes[k], m->weight[k]);
 				if (st == -EBUSY)
-					m->epoch.busy--;
+					m->epoch.busy -= m->weight[k];
 				else
-					m->epoch.unreported--;
+					m->epoch.unreported -= m->weight[k];
 			}
 		} else if (errno == ESRCH || target_vanished(t->pid)) {
 			/*
@@ -288,14 +303,56 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 			uint64_t left = 0;
 
 			for (uint32_t k = 0; k < n; k++)
-				left += m->status[k] == STATUS_SENTINEL;
+				left += m->status[k] == STATUS_SENTINEL ? m->weight[k] : 0;
 			m->epoch.unreported -= left;
 			m->epoch.gone += left;
 			m->epoch.process_gone++;
 			t->gone = true;
 		}
 	}
+	/* Regions whose pages moved: the record is where they went. */
+	for (uint32_t k = 0; k < n; k++) {
+		struct cxlt_page *p = &t->pt.pages[m->rec[k]];
+
+		if ((p->flags & PAGE_REGION) && (k + 1 == n || m->rec[k + 1] != m->rec[k]))
+			tracker__record_moved(t, p, m->nodes[k]);
+	}
 	return full ? -ENOMEM : 0;
+}
+
+/*
+ * The addresses that move record p: its own; a huge page's first (the kernel
+ * moves the whole folio), standing for all its pages; or each page of a
+ * region with a resident chunk and no record of its own.  Returns how many.
+ */
+static uint32_t record_addrs(struct mover *m, const struct target *t, uint32_t rec, int node,
+			     uint32_t at)
+{
+	const struct cxlt_page *p = &t->pt.pages[rec];
+	const struct region *r;
+	uint32_t n = 0;
+
+	if (!(p->flags & PAGE_REGION) || (p->flags & PAGE_HUGE)) {
+		m->addrs[at] = (void *)(uintptr_t)p->addr;
+		m->nodes[at] = node;
+		m->rec[at] = rec;
+		m->weight[at] = p->flags & PAGE_REGION ? REGION_PAGES : 1;
+		return 1;
+	}
+	r = tracker__region(t, p->addr);
+	for (uint32_t k = 0; k < REGION_PAGES; k++) {
+		uint64_t a = p->addr + ((uint64_t)k << CXLT_PAGE_SHIFT);
+		uint64_t chunks = r && (r->flags & REGION_SWEPT) ? r->resident_bits : r ? r->sampled_bits : 0;
+
+		if (!(chunks >> (k / CHUNK_PAGES) & 1) || (r->detail && page_table__find(&t->pt, a) >= 0))
+			continue;
+		m->addrs[at + n] = (void *)(uintptr_t)a;
+		m->nodes[at + n] = node;
+		m->rec[at + n] = rec;
+		m->weight[at + n] = 1;
+		n++;
+	}
+	return n;
 }
 
 /* Runs the moves of one direction (moves[0..n), sorted by target). */
@@ -306,18 +363,24 @@ static void run_moves(struct mover *m, struct tracker *tr, const struct topology
 
 	while (i < n) {
 		struct target *t = &tr->targets[moves[i].target];
-		uint32_t k = 0;
+		uint32_t k = 0, first = i;
 		int err;
 
-		for (; i < n && &tr->targets[moves[i].target] == t && k < m->opts.batch; i++, k++) {
-			m->addrs[k] = (void *)(uintptr_t)t->pt.pages[moves[i].page].addr;
-			m->nodes[k] = moves[i].node;
-			m->rec[k] = moves[i].page;
+		/* A batch: whole records, at most batch addresses (one region may go over alone). */
+		for (; i < n && &tr->targets[moves[i].target] == t; i++) {
+			const struct cxlt_page *p = &t->pt.pages[moves[i].page];
+			uint32_t need = (p->flags & PAGE_REGION) && !(p->flags & PAGE_HUGE) ? REGION_PAGES : 1;
+
+			if (k && k + need > m->opts.batch)
+				break;
+			k += record_addrs(m, t, moves[i].page, moves[i].node, k);
 		}
 		if (t->gone) {
-			m->epoch.rejected_invalid += k;	/* its process exited mid-epoch */
+			m->epoch.rejected_invalid += i - first;	/* its process exited mid-epoch */
 			continue;
 		}
+		if (!k)
+			continue;
 		err = move_batch(m, t, topo, k);
 		if (err == -ENOMEM && promote) {
 			/* Fast memory is full: the rest of the promotions wait. */
@@ -332,14 +395,15 @@ int mover__execute(struct mover *m, struct tracker *tr,
 		   uint64_t budget)
 {
 	uint64_t managed = topo->fast_mask | topo->slow_mask;
-	uint32_t nd = 0, np, total = 0;
+	uint32_t nd = 0, np;
+	uint64_t total = 0;
 	uint64_t promote_room;
 	struct wmarks w;
 	int err;
 
 	memset(&m->epoch, 0, sizeof(m->epoch));
 	m->attempted = 0;
-	err = grow_scratch(m, plan->nr > m->opts.batch ? plan->nr : m->opts.batch);
+	err = grow_scratch(m, (plan->nr > m->opts.batch ? plan->nr : m->opts.batch) + REGION_PAGES);
 	if (err)
 		return err;
 	mover__wmarks(m, topo, &w);
@@ -349,6 +413,7 @@ int mover__execute(struct mover *m, struct tracker *tr,
 	for (uint32_t i = 0; i < plan->nr; i++) {
 		const struct cxlt_move *mv = &plan->moves[i];
 		const struct cxlt_page *p;
+		uint32_t cost;
 		bool to_fast;
 
 		if (mv->target >= tr->nr_targets || tr->targets[mv->target].gone ||
@@ -358,7 +423,8 @@ int mover__execute(struct mover *m, struct tracker *tr,
 			continue;
 		}
 		p = &tr->targets[mv->target].pt.pages[mv->page];
-		if (p->node == mv->node || p->node < 0 || (p->flags & PAGE_GONE)) {
+		cost = tracker__record_pages(&tr->targets[mv->target], p);
+		if (p->node == mv->node || p->node < 0 || (p->flags & PAGE_GONE) || !cost) {
 			m->epoch.rejected_invalid++;
 			continue;
 		}
@@ -366,11 +432,12 @@ int mover__execute(struct mover *m, struct tracker *tr,
 			m->epoch.rejected_pingpong++;
 			continue;
 		}
-		if (total >= budget) {
+		/* The budget is in pages: a region's record costs all the pages it moves. */
+		if (total + cost > budget) {
 			m->epoch.rejected_budget++;
 			continue;
 		}
-		total++;
+		total += cost;
 		to_fast = (topo->fast_mask >> mv->node) & 1;
 		if (to_fast)
 			m->sorted[--np] = *mv;
@@ -385,13 +452,21 @@ int mover__execute(struct mover *m, struct tracker *tr,
 		       w.fast_free + m->epoch.demoted - w.high : 0;
 	{
 		/* Promotions sit at the tail in reverse plan order: keep the plan's first. */
-		uint32_t npromote = plan->nr - np;
+		uint32_t npromote = 0, all = plan->nr - np;
+		uint64_t pages = 0;
 		struct cxlt_move *promotes;
 
-		if (npromote > promote_room) {
-			m->epoch.rejected_watermark += npromote - promote_room;
-			npromote = (uint32_t)promote_room;
+		while (npromote < all) {
+			const struct cxlt_move *mv = &m->sorted[plan->nr - 1 - npromote];
+			uint32_t cost = tracker__record_pages(&tr->targets[mv->target],
+							      &tr->targets[mv->target].pt.pages[mv->page]);
+
+			if (pages + cost > promote_room)
+				break;
+			pages += cost;
+			npromote++;
 		}
+		m->epoch.rejected_watermark += all - npromote;
 		promotes = m->sorted + plan->nr - npromote;
 		qsort(promotes, npromote, sizeof(*promotes), cmp_move);
 		run_moves(m, tr, topo, promotes, npromote, true);

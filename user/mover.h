@@ -64,6 +64,7 @@ struct mover {
 	void **addrs;
 	int *nodes, *status, *query;
 	uint32_t *rec;
+	uint16_t *weight;	/* pages an address stands for: 1, or a huge page's */
 	void **addrs2;		/* the -ENOENT retry */
 	int *nodes2;
 	uint32_t *idx2;
@@ -86,7 +87,10 @@ void mover__wmarks(struct mover *m, const struct topology *topo,
 
 /*
  * Executes a plan against the tracker's records: updates each moved page's
- * node and since_move, marks gone pages, and fills m->epoch.
+ * node and since_move, marks gone pages, and fills m->epoch.  A region's
+ * record moves the region's pages without records of their own; a huge
+ * page moves as one and counts as all its pages, in the budget, the
+ * watermarks and the counters alike.
  */
 int mover__execute(struct mover *m, struct tracker *tr,
 		   const struct topology *topo, const struct cxlt_plan *plan,

@@ -470,6 +470,87 @@ static void batches_never_mix_targets(void **state)
 
 /* ---- status accounting ---- */
 
+/*
+ * Target 100: a region of 4 KiB pages at BASE with its first 16 pages
+ * resident, page 3 of them with a record of its own; and a huge page at
+ * BASE + 2 MiB.  All on the slow node.  Returns the records' indexes.
+ */
+static void add_regions(uint32_t *small, uint32_t *huge)
+{
+	const struct region_found a = { .base = BASE, .resident = 16, .resident_bits = 0x3,
+					.node_id = { 1, -1 }, .on_node = { 16, 0 } };
+	const struct region_found b = { .base = BASE + REGION_SIZE, .resident = REGION_PAGES,
+					.resident_bits = ~0ULL, .huge = true,
+					.node_id = { 1, -1 }, .on_node = { REGION_PAGES, 0 } };
+	int ti = tracker__add_target(&tr, 100, 1, "t", ORIGIN_PID);
+	struct target *t = &tr.targets[ti];
+	bool created;
+	int idx;
+
+	*small = tracker__region_found(&tr, t, &a)->rec;
+	*huge = tracker__region_found(&tr, t, &b)->rec;
+	idx = page_table__get(&t->pt, BASE + 3 * PG, &created);
+	t->pt.pages[idx].node = 1;
+	tracker__region(t, BASE)->detail++;
+	for (uint32_t i = 0; i < 2 * REGION_PAGES; i++)
+		fake.where[i] = 1;
+}
+
+static void a_huge_page_moves_as_one_and_counts_512(void **state)
+{
+	struct target *t;
+	uint32_t small, huge;
+
+	(void)state;
+	setup_default(1024);
+	add_regions(&small, &huge);
+	t = &tr.targets[0];
+	cxlt_plan_add(&plan, 0, small, 0);
+	cxlt_plan_add(&plan, 0, huge, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	/* One call: the region's 15 pages without a record, and the huge page's first. */
+	assert_int_equal(nmove_calls(), 1);
+	assert_int_equal(fake.calls[0].count, 16);
+	assert_int_equal(fake.where[3], 1);		/* the page with its own record stays */
+	assert_int_equal(fake.where[0], 0);
+	assert_int_equal(fake.where[15], 0);
+	assert_int_equal(fake.where[16], 1);		/* not resident: not asked */
+	assert_int_equal(mv.epoch.promoted, 15 + REGION_PAGES);
+	assert_int_equal(t->ctr.promoted, 15 + REGION_PAGES);
+	assert_int_equal(t->pt.pages[small].node, 0);
+	assert_int_equal(t->pt.pages[huge].node, 0);
+	assert_int_equal(t->pt.pages[huge].since_move, 0);
+	/* The budget was charged the pages, not the plan entries. */
+	assert_float_equal(mv.tokens, -(double)(15 + REGION_PAGES), 1e-9);
+	teardown(NULL);
+}
+
+static void a_huge_page_over_the_budget_or_the_watermark_waits(void **state)
+{
+	uint32_t small, huge;
+
+	(void)state;
+	setup_default(1024);
+	add_regions(&small, &huge);
+	cxlt_plan_add(&plan, 0, huge, 0);
+	cxlt_plan_add(&plan, 0, small, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.rejected_budget, 1);
+	assert_int_equal(mv.epoch.promoted, 15);
+
+	/* Room over the high watermark for 100 pages: the huge page does not fit. */
+	teardown(NULL);
+	setup_default(1024);
+	add_regions(&small, &huge);
+	machine(100000, 5000 + 100);	/* high watermark: 5% = 5000 pages */
+	cxlt_plan_add(&plan, 0, huge, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 10000), 0);
+	assert_int_equal(mv.epoch.rejected_watermark, 1);
+	assert_int_equal(mv.epoch.promoted, 0);
+	assert_int_equal(nmove_calls(), 0);
+	teardown(NULL);
+}
+
 static void success_updates_node_since_move_and_counters(void **state)
 {
 	struct target *a, *b;
@@ -785,6 +866,8 @@ int main(void)
 		cmocka_unit_test(batches_of_at_most_batch_pages_per_target),
 		cmocka_unit_test(batches_never_mix_targets),
 		cmocka_unit_test(success_updates_node_since_move_and_counters),
+		cmocka_unit_test(a_huge_page_moves_as_one_and_counts_512),
+		cmocka_unit_test(a_huge_page_over_the_budget_or_the_watermark_waits),
 		cmocka_unit_test(ebusy_is_counted_busy_and_page_stays),
 		cmocka_unit_test(ebusy_but_moved_per_node_query_counts_as_moved),
 		cmocka_unit_test(gone_pages_are_flagged),

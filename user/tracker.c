@@ -331,6 +331,16 @@ static int page_table__compact(struct page_table *pt, uint32_t *below)
 	pt->nr = n;
 	pt->hashed = hashed;
 	*below = kept_below;
+	/* Give back what folding freed: the budget weighs allocations. */
+	if (pt->cap > 64 && (uint64_t)n * 3 < (uint64_t)pt->cap * 2) {
+		uint32_t cap = n + n / 8 + 16;
+		struct cxlt_page *pages = realloc(pt->pages, (size_t)cap * sizeof(*pages));
+
+		if (pages) {
+			pt->pages = pages;
+			pt->cap = cap;
+		}
+	}
 	while ((uint64_t)hashed * 4 > (uint64_t)nslots * 3)
 		nslots *= 2;
 	return page_table__rehash(pt, nslots);
@@ -423,19 +433,37 @@ int tracker__find_target(const struct tracker *tr, pid_t pid)
 	return -1;
 }
 
-/* Bytes a tracker holds by its counts (not its allocations): what the budget weighs. */
+static uint64_t target_bytes(const struct target *t)
+{
+	return page_table__bytes(&t->pt) + region_table__bytes(&t->rt);
+}
+
+/* Bytes the tracker's tables hold, allocated: what the budget weighs. */
 static uint64_t tracker__bytes_used(const struct tracker *tr)
 {
 	uint64_t n = 0;
 
-	for (uint32_t i = 0; i < tr->nr_targets; i++) {
-		const struct target *t = &tr->targets[i];
-
-		/* A record, and its index slots at a load of 3/4 or over half of that. */
-		n += (uint64_t)t->pt.nr * sizeof(struct cxlt_page) + (uint64_t)t->pt.hashed * 8 +
-		     (uint64_t)t->rt.nr * (sizeof(struct region) + 8);
-	}
+	for (uint32_t i = 0; i < tr->nr_targets; i++)
+		n += target_bytes(&tr->targets[i]);
 	return n;
+}
+
+/*
+ * Whether t may get one more page record within the budget, counting what
+ * the tables would grow by to hold it.
+ */
+static bool detail_room(struct tracker *tr, const struct target *t)
+{
+	const struct page_table *pt = &t->pt;
+	uint64_t grow = 0;
+
+	if (!tr->budget_bytes)
+		return true;
+	if (pt->nr == pt->cap)
+		grow += (uint64_t)(pt->cap < 16 ? 16 : pt->cap / 2) * sizeof(struct cxlt_page);
+	if (!pt->slots || (uint64_t)(pt->hashed + 1) * 4 > (uint64_t)(pt->slot_mask + 1) * 3)
+		grow += pt->slots ? (uint64_t)(pt->slot_mask + 1) * sizeof(uint32_t) : MIN_SLOTS * 4;
+	return tr->bytes_used + grow < tr->budget_bytes;
 }
 
 /*
@@ -447,6 +475,7 @@ static struct cxlt_page *sample_record(struct tracker *tr, struct target *t, uin
 {
 	uint32_t pg = (addr >> CXLT_PAGE_SHIFT) & (REGION_PAGES - 1);
 	struct region *r;
+	uint64_t before;
 	bool created;
 	int64_t idx;
 
@@ -454,28 +483,24 @@ static struct cxlt_page *sample_record(struct tracker *tr, struct target *t, uin
 		idx = page_table__get(&t->pt, addr, &created);
 		return idx < 0 ? NULL : &t->pt.pages[idx];
 	}
+	before = target_bytes(t);
 	if (!(r = region_get(t, addr & ~(REGION_SIZE - 1), &created)))
 		return NULL;
-	if (created)
-		tr->bytes_used += sizeof(struct cxlt_page) + sizeof(struct region) + 8;
+	tr->bytes_used += target_bytes(t) - before;
 	r->sampled_bits |= 1ULL << (pg / CHUNK_PAGES);
 	r->probe = (uint16_t)pg;
 	if ((idx = page_table__find(&t->pt, addr)) >= 0)
 		return &t->pt.pages[idx];
-	/*
-	 * Past the budget by up to an eighth: the end of the epoch folds the
-	 * coldest back, so that hotter pages can take the place of colder ones.
-	 */
-	if (!(r->flags & REGION_MIXED) ||
-	    (tr->budget_bytes && tr->bytes_used >= tr->budget_bytes + tr->budget_bytes / 8))
+	if (!(r->flags & REGION_MIXED) || !detail_room(tr, t))
 		return &t->pt.pages[r->rec];
 	{
 		uint32_t ri = (uint32_t)(r - t->rt.rg);	/* the page table may move, the regions do not */
+		uint64_t before = target_bytes(t);
 
 		if ((idx = page_table__get(&t->pt, addr, &created)) < 0)
 			return NULL;
 		t->rt.rg[ri].detail++;
-		tr->bytes_used += sizeof(struct cxlt_page) + 8;
+		tr->bytes_used += target_bytes(t) - before;
 		return &t->pt.pages[idx];
 	}
 }
@@ -684,7 +709,8 @@ static void fold_detail(struct tracker *tr)
 	uint64_t hist[64] = { 0 }, excess, want, taken = 0;
 	uint32_t cut = 0;
 
-	if (tr->detail_all || !tr->budget_bytes || tr->bytes_used <= tr->budget_bytes)
+	/* Near the budget (new detail stops at it): down to 7/8, room for hotter pages. */
+	if (tr->detail_all || !tr->budget_bytes || tr->bytes_used < tr->budget_bytes / 16 * 15)
 		return;
 	excess = tr->bytes_used - tr->budget_bytes / 8 * 7;
 	want = (excess + per_page - 1) / per_page;
@@ -1085,13 +1111,13 @@ struct region *tracker__region_found(struct tracker *tr, struct target *t,
 	struct region *r;
 	bool created;
 	int k = f->on_node[1] > f->on_node[0];
+	uint64_t before = target_bytes(t);
 
 	if (!(r = region_get(t, f->base, &created)))
 		return NULL;
-	if (created) {
+	if (created)
 		t->scanned_new++;
-		tr->bytes_used += sizeof(struct cxlt_page) + sizeof(struct region) + 8;
-	}
+	tr->bytes_used += target_bytes(t) - before;
 	r->sweep = t->sweep_gen;
 	r->resident = f->resident;
 	r->resident_bits = f->resident_bits;

@@ -124,7 +124,7 @@ static void follow_target(struct marks *m, struct tracker *tr, struct target *t,
 			  uint64_t fast_mask)
 {
 	struct scan_follow *f = &t->scan;
-	bool one_chunk = t->pt.nr * (uint64_t)tr->page_size <= HINT_SCAN_CHUNK_BYTES, fast;
+	bool one_chunk = tracker__target_pages(t) * (uint64_t)tr->page_size <= HINT_SCAN_CHUNK_BYTES, fast;
 	uint32_t seq;
 
 	if (marks__scan_seq(m->root, t->pid, &seq))

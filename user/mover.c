@@ -213,12 +213,52 @@ static void retry_not_present(struct mover *m, struct target *t, uint32_t n)
 		m->status[m->idx2[i]] = m->query[i];
 }
 
+/*
+ * A region's pages need not all be where its record says: those already on
+ * the destination are left out (move_pages would report them as moved), so
+ * the counters count what the kernel moved.  One query (nodes = NULL) for a
+ * batch with a region in it; returns the addresses left.
+ */
+static uint32_t skip_in_place(struct mover *m, struct target *t, uint32_t n)
+{
+	bool region = false;
+	uint32_t j = 0;
+
+	for (uint32_t k = 0; k < n && !region; k++)
+		region = t->pt.pages[m->rec[k]].flags & PAGE_REGION;
+	if (!region)
+		return n;
+	m->epoch.calls++;
+	if (m->pf->move_pages(m->pf->ctx, t->pid, n, m->addrs, NULL, m->query, 0) < 0)
+		return n;	/* the move itself will say what is wrong */
+	for (uint32_t k = 0, kept = 0; k < n; k++) {
+		struct cxlt_page *p = &t->pt.pages[m->rec[k]];
+
+		/* A record's addresses are contiguous: kept counts this record's. */
+		if (k && m->rec[k] != m->rec[k - 1])
+			kept = 0;
+		if (!(p->flags & PAGE_REGION) || m->query[k] != m->nodes[k]) {
+			m->addrs[j] = m->addrs[k];
+			m->nodes[j] = m->nodes[k];
+			m->rec[j] = m->rec[k];
+			m->weight[j++] = m->weight[k];
+			kept++;
+		}
+		/* A region all of whose pages are there already: its record says so. */
+		if (!kept && (k + 1 == n || m->rec[k + 1] != m->rec[k]) && (p->flags & PAGE_REGION))
+			tracker__record_moved(t, p, m->nodes[k]);
+	}
+	return j;
+}
+
 static int move_batch(struct mover *m, struct target *t, const struct topology *topo,
 		      uint32_t n)
 {
 	bool recheck = false, full = false;
 	long ret;
 
+	if (!(n = skip_in_place(m, t, n)))
+		return 0;
 	for (uint32_t k = 0; k < n; k++)
 		m->status[k] = STATUS_SENTINEL;
 	m->epoch.calls++;

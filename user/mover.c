@@ -187,21 +187,34 @@ static bool target_vanished(int pid)
  */
 static void retry_not_present(struct mover *m, struct target *t, uint32_t n)
 {
-	uint32_t r = 0;
+	uint32_t r = 0, kept = 0;
 
 	for (uint32_t k = 0; k < n; k++) {
-		/*
-		 * Only pages with a record of their own: a region's pages may
-		 * never have been populated, and reading one would map the
-		 * zero page into the owner.
-		 */
-		if (m->status[k] != -ENOENT || (t->pt.pages[m->rec[k]].flags & PAGE_REGION))
+		if (m->status[k] != -ENOENT)
 			continue;
 		m->addrs2[r] = m->addrs[k];
 		m->nodes2[r] = m->nodes[k];
 		m->idx2[r] = k;
 		m->query[r++] = STATUS_SENTINEL;
 	}
+	/*
+	 * A region's pages may never have been populated, and reading one
+	 * would map the zero page into the owner: only those the owner's
+	 * pagemap shows mapped (a PROT_NONE page is) are touched.
+	 */
+	for (uint32_t i = 0; i < r; i++) {
+		bool present = false;
+
+		if (t->pt.pages[m->rec[m->idx2[i]]].flags & PAGE_REGION) {
+			if (!m->pf->pages_present ||
+			    m->pf->pages_present(m->pf->ctx, t->pid, &m->addrs2[i], 1, &present) || !present)
+				continue;
+		}
+		m->addrs2[kept] = m->addrs2[i];
+		m->nodes2[kept] = m->nodes2[i];
+		m->idx2[kept++] = m->idx2[i];
+	}
+	r = kept;
 	if (!r)
 		return;
 	m->pf->touch_pages(m->pf->ctx, t->pid, m->addrs2, r);
@@ -297,8 +310,11 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 			/* 6.1 reports -EBUSY for tail pages of a THP that did move. */
 			recheck = true;
 			m->epoch.busy += m->weight[k];
-		} else if ((st == -ENOENT || st == -EFAULT) && region) {
-			/* A page of the region that is not there (the sweep counts them). */
+		} else if ((st == -ENOENT || st == -EFAULT || st == -EACCES) && region) {
+			/*
+			 * A page of the region that is not there (the sweep counts
+			 * them), or that other processes share (it stays).
+			 */
 		} else if (st == -ENOENT || st == -EFAULT) {
 			/*
 			 * Not mapped now.  On kernels before 6.5 that includes a page
@@ -350,11 +366,16 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 			t->gone = true;
 		}
 	}
-	/* Regions whose pages moved: the record is where they went. */
-	for (uint32_t k = 0; k < n; k++) {
+	/* Regions some of whose pages moved: the record is where they went. */
+	for (uint32_t k = 0, moved = 0; k < n; k++) {
 		struct cxlt_page *p = &t->pt.pages[m->rec[k]];
 
-		if ((p->flags & PAGE_REGION) && (k + 1 == n || m->rec[k + 1] != m->rec[k]))
+		if (k && m->rec[k] != m->rec[k - 1])
+			moved = 0;
+		moved += m->status[k] == m->nodes[k] ||
+			 ((m->status[k] == -EBUSY || m->status[k] == STATUS_SENTINEL) && recheck &&
+			  m->query[k] == m->nodes[k]);
+		if ((p->flags & PAGE_REGION) && moved && (k + 1 == n || m->rec[k + 1] != m->rec[k]))
 			tracker__record_moved(t, p, m->nodes[k]);
 	}
 	return full ? -ENOMEM : 0;
@@ -366,7 +387,7 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
  * region with a resident chunk and no record of its own.  Returns how many.
  */
 static uint32_t record_addrs(struct mover *m, const struct target *t, uint32_t rec, int node,
-			     uint32_t at)
+			     uint32_t at, bool demote)
 {
 	const struct cxlt_page *p = &t->pt.pages[rec];
 	const struct region *r;
@@ -383,6 +404,14 @@ static uint32_t record_addrs(struct mover *m, const struct target *t, uint32_t r
 	for (uint32_t k = 0; k < REGION_PAGES; k++) {
 		uint64_t a = p->addr + ((uint64_t)k << CXLT_PAGE_SHIFT);
 		uint64_t chunks = r && (r->flags & REGION_SWEPT) ? r->resident_bits : r ? r->sampled_bits : 0;
+
+		/*
+		 * A region demotes its cold pages: never the chunks sampled in
+		 * this window or the last (hot pages without records of their
+		 * own yet, or a v1 policy's guess that one record is one page).
+		 */
+		if (demote && r)
+			chunks &= ~(r->sampled_bits | r->sampled_prev);
 
 		if (!(chunks >> (k / CHUNK_PAGES) & 1) || (r->detail && page_table__find(&t->pt, a) >= 0))
 			continue;
@@ -413,7 +442,7 @@ static void run_moves(struct mover *m, struct tracker *tr, const struct topology
 
 			if (k && k + need > m->opts.batch)
 				break;
-			k += record_addrs(m, t, moves[i].page, moves[i].node, k);
+			k += record_addrs(m, t, moves[i].page, moves[i].node, k, !promote);
 		}
 		if (t->gone) {
 			m->epoch.rejected_invalid += i - first;	/* its process exited mid-epoch */
@@ -428,6 +457,57 @@ static void run_moves(struct mover *m, struct tracker *tr, const struct topology
 			return;
 		}
 	}
+}
+
+static const struct tracker *sort_tr;	/* qsort has no context argument */
+
+static const struct cxlt_page *move_record(const struct tracker *tr, const struct cxlt_move *mv)
+{
+	return &tr->targets[mv->target].pt.pages[mv->page];
+}
+
+/* Coldest first: never sampled, then the least heat. */
+static int cmp_cold(const void *a, const void *b)
+{
+	const struct cxlt_page *x = move_record(sort_tr, a), *y = move_record(sort_tr, b);
+	int sx = !!(x->flags & CXLT_PAGE_SAMPLED), sy = !!(y->flags & CXLT_PAGE_SAMPLED);
+
+	if (sx != sy)
+		return sx - sy;
+	return x->heat < y->heat ? -1 : x->heat > y->heat;
+}
+
+/*
+ * A v1 policy counts a region's record as one page, so under a demote goal
+ * it may name every fast record, hot ones too.  When the plan names a
+ * region, its demotions go coldest first (never sampled, then the least
+ * heat) until the goal is met in pages.  A plan of pages alone is left as
+ * it is.  Returns the demotions kept in m->sorted[0, nd).
+ */
+static uint32_t demote_to_goal(struct mover *m, const struct tracker *tr, uint32_t nd, uint64_t goal)
+{
+	uint64_t pages = 0;
+	uint32_t kept = 0;
+	bool region = false;
+
+	for (uint32_t i = 0; i < nd && !region; i++)
+		region = move_record(tr, &m->sorted[i])->flags & PAGE_REGION;
+	if (!region)
+		return nd;
+	sort_tr = tr;
+	qsort(m->sorted, nd, sizeof(*m->sorted), cmp_cold);
+	for (uint32_t i = 0; i < nd; i++) {
+		const struct target *t = &tr->targets[m->sorted[i].target];
+		const struct cxlt_page *p = move_record(tr, &m->sorted[i]);
+
+		if (pages >= goal) {
+			m->epoch.rejected_budget++;
+			continue;
+		}
+		pages += tracker__record_pages(t, p);
+		m->sorted[kept++] = m->sorted[i];
+	}
+	return kept;
 }
 
 int mover__execute(struct mover *m, struct tracker *tr,
@@ -477,13 +557,15 @@ int mover__execute(struct mover *m, struct tracker *tr,
 			m->epoch.rejected_budget++;
 			continue;
 		}
-		total += cost;
 		to_fast = (topo->fast_mask >> mv->node) & 1;
+		total += cost;
 		if (to_fast)
 			m->sorted[--np] = *mv;
 		else
 			m->sorted[nd++] = *mv;
 	}
+	if (w.demote_goal)
+		nd = demote_to_goal(m, tr, nd, w.demote_goal);
 	qsort(m->sorted, nd, sizeof(*m->sorted), cmp_move);
 	run_moves(m, tr, topo, m->sorted, nd, false);
 

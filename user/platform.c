@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <numaif.h>
 #include <sys/uio.h>
 
@@ -36,6 +39,25 @@ static void kernel_touch_pages(void *ctx, int pid, void **addrs, uint32_t n)
 	}
 }
 
+static int kernel_pages_present(void *ctx, int pid, void **pages, uint32_t count, bool *present)
+{
+	char path[64];
+	int fd;
+
+	(void)ctx;
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	for (uint32_t i = 0; i < count; i++) {
+		uint64_t ent = 0;
+
+		present[i] = pread(fd, &ent, sizeof(ent), (uintptr_t)pages[i] / 4096 * sizeof(ent)) ==
+			     sizeof(ent) && (ent >> 63 & 1);
+	}
+	close(fd);
+	return 0;
+}
+
 static double kernel_now(void *ctx)
 {
 	(void)ctx;
@@ -45,5 +67,6 @@ static double kernel_now(void *ctx)
 const struct platform platform_kernel = {
 	.move_pages = kernel_move_pages,
 	.touch_pages = kernel_touch_pages,
+	.pages_present = kernel_pages_present,
 	.now = kernel_now,
 };

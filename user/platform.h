@@ -9,6 +9,7 @@
 #ifndef CXLT_PLATFORM_H
 #define CXLT_PLATFORM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct platform {
@@ -17,6 +18,11 @@ struct platform {
 			   const int *nodes, int *status, int flags);
 	/* Reads a byte of each page on the owner's behalf (maps a PROT_NONE page back). */
 	void (*touch_pages)(void *ctx, int pid, void **pages, uint32_t count);
+	/*
+	 * Optional: sets present[i] when pages[i] is mapped (PROT_NONE ones
+	 * too), from the owner's pagemap; 0 or -errno.  NULL: nothing known.
+	 */
+	int (*pages_present)(void *ctx, int pid, void **pages, uint32_t count, bool *present);
 	/* Seconds on the budget's clock: monotonic live, the epoch's end in replay. */
 	double (*now)(void *ctx);
 	void *ctx;

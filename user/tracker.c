@@ -614,6 +614,8 @@ void tracker__mark_pass(struct tracker *tr, struct target *t, bool fast, uint64_
 	free(skips);
 }
 
+static void regions__review(struct tracker *tr, struct target *t);
+
 void tracker__age(struct tracker *tr)
 {
 	const float decay = tr->decay;
@@ -641,15 +643,18 @@ void tracker__age(struct tracker *tr)
 				p->flags &= ~CXLT_PAGE_UNSEEN;
 		}
 	}
+	/* Before the policy: a region found mixed this epoch shows no borrowed heat. */
+	if (!tr->detail_all)
+		for (uint32_t ti = 0; ti < tr->nr_targets; ti++)
+			regions__review(tr, &tr->targets[ti]);
 }
 
-/* Whether a region's sampled chunks differ: some sampled, most of the resident ones not. */
+/* Whether a region's sampled chunks differ: some sampled, some resident ones not. */
 static bool region_mixed(const struct region *r)
 {
-	uint32_t sampled = (uint32_t)__builtin_popcountll(r->sampled_bits);
-	uint32_t resident = r->resident_bits ? (uint32_t)__builtin_popcountll(r->resident_bits) : 64;
+	uint64_t resident = r->resident_bits ? r->resident_bits : ~0ULL;
 
-	return sampled && sampled * 4 < resident * 3;
+	return r->sampled_bits && (resident & ~r->sampled_bits);
 }
 
 /* Folds page record i of t into its region's record; flags it gone. */
@@ -750,6 +755,16 @@ static void regions__review(struct tracker *tr, struct target *t)
 		struct region *r = &t->rt.rg[i];
 
 		if (region_mixed(r)) {
+			/*
+			 * Its samples so far came from the chunks that differ: they
+			 * say nothing of the rest, which the record stands for now
+			 * (as never sampled: policies tell hot from cold by that).
+			 */
+			if (!(r->flags & REGION_MIXED)) {
+				t->pt.pages[r->rec].heat = 0;
+				t->pt.pages[r->rec].samples = 0;
+				t->pt.pages[r->rec].flags &= ~CXLT_PAGE_SAMPLED;
+			}
 			r->flags |= REGION_MIXED;
 		} else if (window_end && r->sampled_bits) {
 			/* Sampled all over: one record says it all. */
@@ -757,22 +772,23 @@ static void regions__review(struct tracker *tr, struct target *t)
 			if (r->detail)
 				fold_region(tr, t, r);
 		}
-		if (window_end)
+		if (window_end) {
+			r->sampled_prev = r->sampled_bits;
 			r->sampled_bits = 0;
+		}
 	}
 }
 
 void tracker__end_epoch(struct tracker *tr)
 {
 	bool folded = false;
-	uint64_t before = tr->folded;
 
 	if (!tr->detail_all) {
-		for (uint32_t ti = 0; ti < tr->nr_targets; ti++)
-			regions__review(tr, &tr->targets[ti]);
 		tr->bytes_used = tracker__bytes_used(tr);
 		fold_detail(tr);
-		folded = tr->folded != before;
+		/* Folds of this epoch's review (in the age) and of the budget. */
+		folded = tr->folded != tr->folded_compacted;
+		tr->folded_compacted = tr->folded;
 	}
 	if (folded) {
 		for (uint32_t ti = 0; ti < tr->nr_targets; ti++)

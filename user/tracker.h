@@ -51,6 +51,7 @@ struct region {
 	uint64_t base;		/* 2 MiB aligned */
 	uint64_t resident_bits;	/* chunks with a resident page, as of the last sweep */
 	uint64_t sampled_bits;	/* chunks sampled in the current window */
+	uint64_t sampled_prev;	/* and in the window before */
 	uint32_t rec;		/* its record in the target's pt.pages */
 	uint32_t sweep;		/* the sweep that last found it (or made it) */
 	uint16_t resident;	/* resident pages at the last sweep, detail included */
@@ -144,6 +145,7 @@ struct tracker {
 	bool detail_all;
 	uint64_t budget_bytes;	/* over it, the coldest detail folds; 0: no limit */
 	uint64_t folded;	/* page records folded into their regions, all time */
+	uint64_t folded_compacted;	/* folded as of the last compaction */
 	uint64_t bytes_used;	/* what the budget weighs: counted each epoch, grown by each new record */
 	double sweep_ms;	/* time the sweeps may take per epoch, all targets */
 	uint32_t sweep_next;	/* the target whose sweep goes first next epoch */

@@ -114,8 +114,19 @@ static long fake_move_pages(void *ctx, int pid, unsigned long count, void **page
 	return 0;
 }
 
+/* Pagemap says: only page 0 is mapped (PROT_NONE or not). */
+static int fake_pages_present(void *ctx, int pid, void **pages, uint32_t count, bool *present)
+{
+	(void)ctx;
+	(void)pid;
+	for (uint32_t i = 0; i < count; i++)
+		present[i] = pages[i] == (void *)(uintptr_t)BASE;
+	return 0;
+}
+
 static const struct platform fake_platform = { .move_pages = fake_move_pages,
-						.touch_pages = fake_touch_pages };
+						.touch_pages = fake_touch_pages,
+						.pages_present = fake_pages_present };
 
 static int nmove_calls(void)
 {
@@ -531,6 +542,79 @@ static void a_huge_page_moves_as_one_and_counts_512(void **state)
 	teardown(NULL);
 }
 
+/*
+ * A region's -ENOENT pages: PROT_NONE ones (mapped, per pagemap) are touched
+ * and retried; the others never (a read would map the zero page).  A region
+ * none of whose pages moved keeps its node.
+ */
+static void a_region_retries_only_its_mapped_pages(void **state)
+{
+	struct target *t;
+	uint32_t small, huge;
+
+	(void)state;
+	setup_default(1024);
+	add_regions(&small, &huge);
+	t = &tr.targets[0];
+	fake.script[0] = fake.script[1] = S_PROTNONE;
+	cxlt_plan_add(&plan, 0, small, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(fake.touched, 1);
+	assert_int_equal(fake.where[0], 0);
+	assert_int_equal(fake.where[1], 1);
+	assert_int_equal(mv.epoch.promoted, 14);
+	assert_int_equal(t->pt.pages[small].node, 0);
+	teardown(NULL);
+
+	setup_default(1024);
+	add_regions(&small, &huge);
+	t = &tr.targets[0];
+	for (int i = 0; i < 16; i++)
+		fake.script[i] = -EACCES;	/* shared with another process: not ours */
+	cxlt_plan_add(&plan, 0, small, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(mv.epoch.promoted, 0);
+	assert_int_equal(mv.epoch.access, 0);	/* a region's shared pages are no error */
+	assert_int_equal(t->pt.pages[small].node, 1);
+	teardown(NULL);
+}
+
+/* Fast memory short: regions demote until the goal is met, whatever the plan names. */
+static void regions_demote_only_up_to_the_goal(void **state)
+{
+	uint32_t small, huge;
+
+	(void)state;
+	setup_default(1024);
+	add_regions(&small, &huge);
+	for (uint32_t i = 0; i < 2 * REGION_PAGES; i++)
+		fake.where[i] = 0;
+	tr.targets[0].pt.pages[small].node = tr.targets[0].pt.pages[huge].node = 0;
+	machine(100000, 1000);		/* low 2000, high 5000: the goal is 4000 pages */
+	cxlt_plan_add(&plan, 0, huge, 1);
+	cxlt_plan_add(&plan, 0, small, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100000), 0);
+	assert_int_equal(mv.epoch.demoted, REGION_PAGES + 15);	/* 527 < 4000: both */
+	teardown(NULL);
+
+	setup_default(1024);
+	add_regions(&small, &huge);
+	for (uint32_t i = 0; i < 2 * REGION_PAGES; i++)
+		fake.where[i] = 0;
+	tr.targets[0].pt.pages[small].node = tr.targets[0].pt.pages[huge].node = 0;
+	mv.opts.low_wmark_pct = 4.9;
+	machine(100000, 4800);		/* low 4900, high 5000: the goal, 200 pages, the huge page meets */
+	/* The plan names the warmer first: the colder (never sampled) goes. */
+	tr.targets[0].pt.pages[small].heat = 5;
+	tr.targets[0].pt.pages[small].flags |= CXLT_PAGE_SAMPLED;
+	cxlt_plan_add(&plan, 0, small, 1);
+	cxlt_plan_add(&plan, 0, huge, 1);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100000), 0);
+	assert_int_equal(mv.epoch.demoted, REGION_PAGES);
+	assert_int_equal(mv.epoch.rejected_budget, 1);
+	teardown(NULL);
+}
+
 static void a_huge_page_over_the_budget_or_the_watermark_waits(void **state)
 {
 	uint32_t small, huge;
@@ -874,6 +958,8 @@ int main(void)
 		cmocka_unit_test(success_updates_node_since_move_and_counters),
 		cmocka_unit_test(a_huge_page_moves_as_one_and_counts_512),
 		cmocka_unit_test(a_huge_page_over_the_budget_or_the_watermark_waits),
+		cmocka_unit_test(a_region_retries_only_its_mapped_pages),
+		cmocka_unit_test(regions_demote_only_up_to_the_goal),
 		cmocka_unit_test(ebusy_is_counted_busy_and_page_stays),
 		cmocka_unit_test(ebusy_but_moved_per_node_query_counts_as_moved),
 		cmocka_unit_test(gone_pages_are_flagged),

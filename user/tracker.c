@@ -714,8 +714,13 @@ static void fold_detail(struct tracker *tr)
 	uint64_t hist[64] = { 0 }, excess, want, taken = 0;
 	uint32_t cut = 0;
 
-	/* Near the budget (new detail stops at it): down to 7/8, room for hotter pages. */
-	if (tr->detail_all || !tr->budget_bytes || tr->bytes_used < tr->budget_bytes / 16 * 15)
+	/*
+	 * Near the budget (new detail stops at it): down to 7/8, room for
+	 * hotter pages; at a window's end only, so that the pass and the
+	 * compaction it costs come once in MIXED_WINDOW epochs, not each.
+	 */
+	if (tr->detail_all || !tr->budget_bytes || tr->bytes_used < tr->budget_bytes / 16 * 15 ||
+	    (tr->epoch % MIXED_WINDOW && tr->bytes_used <= tr->budget_bytes))
 		return;
 	excess = tr->bytes_used - tr->budget_bytes / 8 * 7;
 	want = (excess + per_page - 1) / per_page;

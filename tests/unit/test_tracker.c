@@ -582,7 +582,7 @@ static void over_budget_the_coldest_detail_folds_into_its_region(void **state)
 	/* Room for the two regions and about 40 page records, allocations counted. */
 	tr.budget_bytes = page_table__bytes(&t->pt) + 64 * 4 + 40 * sizeof(struct cxlt_page) +
 			  (uint64_t)t->rt.cap * sizeof(struct region) + (t->rt.slot_mask + 1) * 4;
-	for (int e = 0; e < 3; e++) {
+	for (int e = 0; e < 8; e++) {	/* folds come at a window's end */
 		/* 100 sampled pages in the first half: page k gets k+1 samples, hottest first. */
 		for (uint32_t k = 100; k-- > 0;)
 			ingest(&tr, BASE + k * PG, k + 1);

@@ -491,7 +491,9 @@ static struct cxlt_page *sample_record(struct tracker *tr, struct target *t, uin
 	r->probe = (uint16_t)pg;
 	if ((idx = page_table__find(&t->pt, addr)) >= 0)
 		return &t->pt.pages[idx];
-	if (!(r->flags & REGION_MIXED) || !detail_room(tr, t))
+	/* A huge page moves whole (docs/design.md, "Huge pages"): its record is its unit. */
+	if (!(r->flags & REGION_MIXED) || (t->pt.pages[r->rec].flags & PAGE_HUGE) ||
+	    !detail_room(tr, t))
 		return &t->pt.pages[r->rec];
 	{
 		uint32_t ri = (uint32_t)(r - t->rt.rg);	/* the page table may move, the regions do not */
@@ -765,7 +767,7 @@ static void regions__review(struct tracker *tr, struct target *t)
 			 * say nothing of the rest, which the record stands for now
 			 * (as never sampled: policies tell hot from cold by that).
 			 */
-			if (!(r->flags & REGION_MIXED)) {
+			if (!(r->flags & REGION_MIXED) && !(t->pt.pages[r->rec].flags & PAGE_HUGE)) {
 				t->pt.pages[r->rec].heat = 0;
 				t->pt.pages[r->rec].samples = 0;
 				t->pt.pages[r->rec].flags &= ~CXLT_PAGE_SAMPLED;
@@ -1150,9 +1152,12 @@ struct region *tracker__region_found(struct tracker *tr, struct target *t,
 	r->on_node[1] = f->on_node[!k];
 	r->flags |= REGION_SWEPT;
 	t->pt.pages[r->rec].node = r->on_node[0] ? r->node_id[0] : CXLT_NODE_UNKNOWN;
-	if (f->huge)
+	if (f->huge) {
+		/* Page records from before a collapse: the huge page is one unit now. */
+		if (r->detail)
+			fold_region(tr, t, r);
 		t->pt.pages[r->rec].flags |= PAGE_HUGE;
-	else
+	} else
 		t->pt.pages[r->rec].flags &= ~PAGE_HUGE;
 	return r;
 }

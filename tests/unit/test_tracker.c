@@ -570,6 +570,46 @@ static void a_mixed_region_gets_detail_for_its_hot_pages(void **state)
 	tracker__free(&tr);
 }
 
+/*
+ * A huge page sampled in a few chunks stays one record: moving any of its
+ * pages moves all 512, so a page record there would count one where 512 move.
+ * Its heat is the record's, whatever its chunks.  A region that becomes huge
+ * (khugepaged) folds the page records it had.
+ */
+static void a_huge_page_sampled_unevenly_stays_one_record(void **state)
+{
+	struct tracker tr;
+	struct target *t = two_regions(&tr);
+	const struct region_found collapsed = { .base = BASE, .resident = REGION_PAGES,
+						.resident_bits = ~0ULL, .huge = true,
+						.node_id = { 1, -1 }, .on_node = { REGION_PAGES, 0 } };
+	const struct region *r;
+
+	(void)state;
+	for (int e = 0; e < 4; e++) {
+		ingest(&tr, BASE + 3 * PG, 4);
+		ingest(&tr, BASE + REGION_SIZE + 3 * PG, 4);
+		ingest(&tr, BASE + REGION_SIZE + 100 * PG, 2);
+		tracker__age(&tr);
+		tracker__end_epoch(&tr);
+	}
+	r = tracker__region(t, BASE + REGION_SIZE);
+	assert_true(r->flags & REGION_MIXED);
+	assert_int_equal(r->detail, 0);
+	assert_null(page_of(&tr, 100, BASE + REGION_SIZE + 3 * PG));
+	assert_true(t->pt.pages[r->rec].flags & CXLT_PAGE_SAMPLED);
+	assert_true(t->pt.pages[r->rec].heat > 6);
+	assert_int_equal(tracker__record_pages(t, &t->pt.pages[r->rec]), REGION_PAGES);
+
+	r = tracker__region(t, BASE);
+	assert_int_equal(r->detail, 1);
+	assert_non_null(tracker__region_found(&tr, t, &collapsed));
+	assert_int_equal(r->detail, 0);
+	assert_true(t->pt.pages[r->rec].heat > 4);
+	assert_int_equal(tracker__record_pages(t, &t->pt.pages[r->rec]), REGION_PAGES);
+	tracker__free(&tr);
+}
+
 static void over_budget_the_coldest_detail_folds_into_its_region(void **state)
 {
 	struct tracker tr;
@@ -635,6 +675,7 @@ int main(void)
 		cmocka_unit_test(sweep_never_counts_the_zero_page),
 		cmocka_unit_test(a_region_sampled_all_over_stays_one_record),
 		cmocka_unit_test(a_mixed_region_gets_detail_for_its_hot_pages),
+		cmocka_unit_test(a_huge_page_sampled_unevenly_stays_one_record),
 		cmocka_unit_test(over_budget_the_coldest_detail_folds_into_its_region),
 		cmocka_unit_test(scan_of_exited_process_is_esrch),
 	};

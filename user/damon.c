@@ -552,21 +552,24 @@ static void drain_vaddr(struct damon_src *d, struct target *t, struct batch *b)
 	if (id == d->nr_pids)
 		return;
 	target_span(d, id, &lo, &hi);
-	for (uint32_t i = 0; lo < hi && i < t->pt.nr; i++) {
-		uint64_t addr = t->pt.pages[i].addr;
-		uint32_t acc = accesses_at(d->regions, lo, hi, addr);
+	for (size_t i = lo; i < hi; i++) {
+		const struct cxlt_damon_region *r = &d->regions[i];
 
-		if (acc)
-			batch_add(b, t->pid, addr, acc);
+		if (!r->nr_accesses)
+			continue;
+		tracker__ingest_range(b->tr, t, r->start, r->end, r->nr_accesses);
+		b->sampled += (int)((r->end - r->start) >> CXLT_PAGE_SHIFT);
 	}
 }
 
-/* paddr: a page's frame says which region holds it. */
+/*
+ * paddr: a page's frame says which region holds it.  The tracker's regions
+ * are read whole from pagemap (4 KiB of it per 2 MiB): the cost follows the
+ * target's resident memory, which is why auto prefers vaddr.
+ */
 static void drain_paddr(struct damon_src *d, struct target *t, struct batch *b)
 {
-	size_t page = b->tr->page_size;
-	/* A window of pagemap entries: scans record pages in address order, mostly. */
-	uint64_t ents[512], first = 0, have = 0;
+	uint64_t ents[REGION_PAGES];
 	char path[64];
 	int fd;
 
@@ -574,24 +577,19 @@ static void drain_paddr(struct damon_src *d, struct target *t, struct batch *b)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	for (uint32_t i = 0; i < t->pt.nr; i++) {
-		uint64_t ent, addr = t->pt.pages[i].addr, vpn = addr / page;
-		uint32_t acc;
+	for (uint32_t i = 0; i < t->rt.nr; i++) {
+		uint64_t base = t->rt.rg[i].base;
+		ssize_t got = pread(fd, ents, sizeof(ents), (off_t)(base >> CXLT_PAGE_SHIFT) * 8);
 
-		if (vpn < first || vpn >= first + have) {
-			ssize_t got = pread(fd, ents, sizeof(ents), vpn * sizeof(ents[0]));
+		for (ssize_t k = 0; k < got / 8; k++) {
+			uint32_t acc;
 
-			first = vpn;
-			have = got > 0 ? (uint64_t)got / sizeof(ents[0]) : 0;
-			if (!have)
+			if (!(ents[k] & PM_PRESENT) || !(ents[k] & PM_PFN_MASK))
 				continue;
+			acc = accesses_at(d->regions, 0, d->nr, (ents[k] & PM_PFN_MASK) << CXLT_PAGE_SHIFT);
+			if (acc)
+				batch_add(b, t->pid, base + ((uint64_t)k << CXLT_PAGE_SHIFT), acc);
 		}
-		ent = ents[vpn - first];
-		if (!(ent & PM_PRESENT) || !(ent & PM_PFN_MASK))
-			continue;
-		acc = accesses_at(d->regions, 0, d->nr, (ent & PM_PFN_MASK) * page);
-		if (acc)
-			batch_add(b, t->pid, addr, acc);
 	}
 	close(fd);
 }

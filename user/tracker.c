@@ -525,6 +525,46 @@ void tracker__ingest_page(struct tracker *tr, struct target *t, const struct cxl
 	tr->ingested++;
 }
 
+void tracker__ingest_range(struct tracker *tr, struct target *t, uint64_t start, uint64_t end,
+			   uint32_t samples)
+{
+	const struct cxlt_page_val val = { .samples = samples };
+
+	start &= ~((1ULL << CXLT_PAGE_SHIFT) - 1);
+	for (uint64_t b = start & ~(REGION_SIZE - 1); b < end; b += REGION_SIZE) {
+		uint64_t lo = b > start ? b : start, hi = b + REGION_SIZE < end ? b + REGION_SIZE : end;
+		uint64_t before = target_bytes(t), s;
+		struct cxlt_page *p;
+		struct region *r;
+		bool created;
+
+		if (tr->detail_all || lo != b || hi != b + REGION_SIZE) {
+			for (uint64_t a = lo; a < hi; a += 1ULL << CXLT_PAGE_SHIFT) {
+				const struct cxlt_page_key key = { .tgid = t->pid,
+								   .vpage = a >> CXLT_PAGE_SHIFT };
+
+				tracker__ingest_page(tr, t, &key, &val);
+			}
+			continue;
+		}
+		if (!(r = region_get(t, b, &created))) {
+			tr->dropped++;
+			continue;
+		}
+		tr->bytes_used += target_bytes(t) - before;
+		r->sampled_bits = ~0ULL;
+		p = &t->pt.pages[r->rec];
+		/* As if each page had been sampled: a region's samples are its pages'. */
+		s = (uint64_t)samples * (r->flags & REGION_SWEPT ? r->resident : REGION_PAGES);
+		t->ctr.samples += s;
+		s += p->samples;
+		p->samples = s > UINT16_MAX ? UINT16_MAX : (uint16_t)s;
+		p->flags |= CXLT_PAGE_SAMPLED;
+		p->flags &= ~PAGE_MARKED;
+		tr->ingested++;
+	}
+}
+
 void tracker__ingest(struct tracker *tr, const struct cxlt_page_key *keys,
 		     const struct cxlt_page_val *vals, uint32_t n)
 {

@@ -167,6 +167,14 @@ void tracker__ingest(struct tracker *tr, const struct cxlt_page_key *keys,
 /* One entry of target t, for a caller that finds t by its own index (the replay). */
 void tracker__ingest_page(struct tracker *tr, struct target *t, const struct cxlt_page_key *key,
 			  const struct cxlt_page_val *val);
+/*
+ * A source that reports ranges (DAMON): every page of [start, end) of t was
+ * accessed `samples` times.  A whole 2 MiB region goes to its record at once
+ * (all its chunks sampled); the pages of a partial one one by one.  The cost
+ * follows the regions the range covers, not its pages.
+ */
+void tracker__ingest_range(struct tracker *tr, struct target *t, uint64_t start, uint64_t end,
+			   uint32_t samples);
 
 /*
  * A pass of the kernel's scanner over t ended: it marked every page outside

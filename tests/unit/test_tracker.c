@@ -610,6 +610,27 @@ static void a_huge_page_sampled_unevenly_stays_one_record(void **state)
 	tracker__free(&tr);
 }
 
+/* DAMON's ranges: a whole region at once, a partial one page by page. */
+static void a_range_samples_whole_regions_at_once(void **state)
+{
+	struct tracker tr;
+	struct target *t = two_regions(&tr);
+	const struct region *r;
+
+	(void)state;
+	/* All of the first region and the first 8 pages of the second. */
+	tracker__ingest_range(&tr, t, BASE, BASE + REGION_SIZE + 8 * PG, 3);
+	r = tracker__region(t, BASE);
+	assert_int_equal(r->sampled_bits, ~0ULL);
+	assert_int_equal(t->pt.pages[r->rec].samples, 3 * REGION_PAGES);
+	assert_true(t->pt.pages[r->rec].flags & CXLT_PAGE_SAMPLED);
+	r = tracker__region(t, BASE + REGION_SIZE);
+	assert_int_equal(r->sampled_bits, 1);	/* one chunk: 8 pages */
+	assert_int_equal(t->pt.pages[r->rec].samples, 3 * 8);	/* a huge page: its record */
+	assert_int_equal(t->ctr.samples, 3 * REGION_PAGES + 3 * 8);
+	tracker__free(&tr);
+}
+
 static void over_budget_the_coldest_detail_folds_into_its_region(void **state)
 {
 	struct tracker tr;
@@ -676,6 +697,7 @@ int main(void)
 		cmocka_unit_test(a_region_sampled_all_over_stays_one_record),
 		cmocka_unit_test(a_mixed_region_gets_detail_for_its_hot_pages),
 		cmocka_unit_test(a_huge_page_sampled_unevenly_stays_one_record),
+		cmocka_unit_test(a_range_samples_whole_regions_at_once),
 		cmocka_unit_test(over_budget_the_coldest_detail_folds_into_its_region),
 		cmocka_unit_test(scan_of_exited_process_is_esrch),
 	};

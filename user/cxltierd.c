@@ -1028,6 +1028,8 @@ static int start_serving(struct agent *a)
 	/* Page faults alone see first touches only; PMU samples, hint faults and DAMON repeat. */
 	if (sampler__repeats(&a->s) || a->use_damon)
 		a->eng.source_flags |= CXLT_SOURCE_REPEATS;
+	else
+		a->tr.split_mixed = true;	/* a page's one sample must not be lost */
 	/* mode and mode_why are set_mode()'s. */
 	a->st.run_dir = k->run_dir;
 	a->st.topo = &a->topo;

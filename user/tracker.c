@@ -793,6 +793,41 @@ static void fold_detail(struct tracker *tr)
 	}
 }
 
+/*
+ * A region turns mixed: what its record gathered came from its sampled
+ * chunks, so with split_mixed their pages get records of their own that
+ * share it (within the budget).
+ */
+static void split_record(struct tracker *tr, struct target *t, struct region *r)
+{
+	uint32_t ri = (uint32_t)(r - t->rt.rg), n = (uint32_t)__builtin_popcountll(r->sampled_bits) * CHUNK_PAGES;
+	struct cxlt_page rec = t->pt.pages[r->rec];
+
+	if (!tr->split_mixed || !n || !(rec.flags & CXLT_PAGE_SAMPLED))
+		return;
+	for (uint32_t k = 0; k < REGION_PAGES; k++) {
+		uint64_t addr = r->base + ((uint64_t)k << CXLT_PAGE_SHIFT), before;
+		struct cxlt_page *p;
+		bool created;
+		int64_t idx;
+
+		if (!(r->sampled_bits >> (k / CHUNK_PAGES) & 1))
+			continue;
+		before = target_bytes(t);
+		if (!detail_room(tr, t) || (idx = page_table__get(&t->pt, addr, &created)) < 0)
+			return;
+		tr->bytes_used += target_bytes(t) - before;
+		if (!created)
+			continue;
+		t->rt.rg[ri].detail++;
+		p = &t->pt.pages[idx];
+		p->heat = rec.heat / (float)n;
+		p->samples = (uint16_t)((rec.samples + n - 1) / n);
+		p->idle_epochs = rec.idle_epochs;
+		p->flags |= rec.flags & (CXLT_PAGE_SAMPLED | CXLT_PAGE_HINTED | CXLT_PAGE_UNSEEN);
+	}
+}
+
 /* Once an epoch: which regions are mixed; uniform ones fold at the window's end. */
 static void regions__review(struct tracker *tr, struct target *t)
 {
@@ -808,6 +843,7 @@ static void regions__review(struct tracker *tr, struct target *t)
 			 * (as never sampled: policies tell hot from cold by that).
 			 */
 			if (!(r->flags & REGION_MIXED) && !(t->pt.pages[r->rec].flags & PAGE_HUGE)) {
+				split_record(tr, t, r);
 				t->pt.pages[r->rec].heat = 0;
 				t->pt.pages[r->rec].samples = 0;
 				t->pt.pages[r->rec].flags &= ~CXLT_PAGE_SAMPLED;

@@ -144,6 +144,12 @@ struct tracker {
 	/* A page record for every sampled page, no regions (the replay's model is per page). */
 	bool detail_all;
 	uint64_t budget_bytes;	/* over it, the coldest detail folds; 0: no limit */
+	/*
+	 * The source reports a page once (first touch): a region turning mixed
+	 * hands what its record gathered to its sampled chunks' pages rather
+	 * than dropping it (a source that repeats samples them again).
+	 */
+	bool split_mixed;
 	uint64_t folded;	/* page records folded into their regions, all time */
 	uint64_t folded_compacted;	/* folded as of the last compaction */
 	uint64_t bytes_used;	/* what the budget weighs: counted each epoch, grown by each new record */

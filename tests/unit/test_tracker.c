@@ -631,6 +631,35 @@ static void a_range_samples_whole_regions_at_once(void **state)
 	tracker__free(&tr);
 }
 
+/*
+ * A first-touch source reports a page once: a region that turns mixed hands
+ * what its record gathered to the pages of its sampled chunks, which would
+ * otherwise lose their only sample.
+ */
+static void a_first_touch_region_turning_mixed_keeps_its_samples(void **state)
+{
+	struct tracker tr;
+	struct target *t = two_regions(&tr);
+	const struct region *r;
+	const struct cxlt_page *p;
+
+	(void)state;
+	tr.split_mixed = true;
+	ingest(&tr, BASE + 3 * PG, 1);		/* chunk 0 */
+	ingest(&tr, BASE + 100 * PG, 1);	/* chunk 12 */
+	tracker__age(&tr);
+	tracker__end_epoch(&tr);
+	r = tracker__region(t, BASE);
+	assert_true(r->flags & REGION_MIXED);
+	assert_int_equal(r->detail, 2 * CHUNK_PAGES);
+	p = page_of(&tr, 100, BASE + 100 * PG);
+	assert_non_null(p);
+	assert_true(p->flags & CXLT_PAGE_SAMPLED);
+	assert_true(p->heat > 0);
+	assert_false(t->pt.pages[r->rec].flags & CXLT_PAGE_SAMPLED);
+	tracker__free(&tr);
+}
+
 static void over_budget_the_coldest_detail_folds_into_its_region(void **state)
 {
 	struct tracker tr;
@@ -698,6 +727,7 @@ int main(void)
 		cmocka_unit_test(a_mixed_region_gets_detail_for_its_hot_pages),
 		cmocka_unit_test(a_huge_page_sampled_unevenly_stays_one_record),
 		cmocka_unit_test(a_range_samples_whole_regions_at_once),
+		cmocka_unit_test(a_first_touch_region_turning_mixed_keeps_its_samples),
 		cmocka_unit_test(over_budget_the_coldest_detail_folds_into_its_region),
 		cmocka_unit_test(scan_of_exited_process_is_esrch),
 	};

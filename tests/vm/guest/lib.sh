@@ -50,8 +50,14 @@ placement_of() {
 # time_to_90pct OUT HOT T0 PID [LABEL]: while PID lives, reports once a second how many of
 # the HOT hot pages tierbench (output OUT) has on node 0; prints the seconds since T0 at
 # which 90% were there, or nothing if PID ended first.
+# running PID: PID exists and has not exited.  (A child that exited stays a zombie until
+# its parent waits, and the parent of a $(...) is blocked on it: kill -0 still succeeds.)
+running() {
+	local st
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) && [ "${st%% *}" != Z ]
+}
 time_to_90pct() {
-	while kill -0 "$4" 2>/dev/null; do
+	while running "$4"; do
 		sleep 1
 		on0=$(placement_of "$1" hot 0)
 		echo "${5:-}t=$(elapsed "$3")s hot on node 0: $on0 of $2" >&2

@@ -36,6 +36,12 @@
  * with set_mempolicy(MPOL_BIND), then restore MPOL_DEFAULT so nothing pins the pages
  * afterwards; move_pages(nodes = NULL) then reports where the pages ended up. With
  * --thp a huge page straddling the hot/cold boundary lands wholly on one node.
+ *
+ * Layout. With --spread K the hot set starts spread over 2 MiB blocks, K pages at
+ * the start of each (the buffer is then 2 MiB aligned): a huge page that holds a few
+ * hot pages among cold ones, the case a tiering agent must decide on. Page indices
+ * above are the workload's; page_at() maps them to the buffer: hot page i to block
+ * i / K, page i % K; the cold pages fill the rest of the buffer in order.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -76,13 +82,14 @@ static double sys_ms(void)
 #define MAX_THREADS 256
 #define MAX_SHOWN 8 /* mismatches printed in detail */
 #define THP_SIZE (2UL << 20)
+#define BLOCK_PAGES 512 /* 4 KiB pages a 2 MiB block (--spread) */
 
 enum { EXIT_VERIFY = 1, EXIT_USAGE = 2, EXIT_SYSERR = 3 };
 
 struct options {
 	size_t size;
 	double hot, skew, duration, shift, report_interval;
-	unsigned long threads;
+	unsigned long threads, spread;
 	unsigned long long seed;
 	long hot_node, cold_node;
 	bool verify, wait_start, thp, quiet, placement;
@@ -179,10 +186,33 @@ static inline uint64_t expected_word(const struct bench *b, size_t idx, uint64_t
 	return body_word(idx, line_version(b, word / WORDS_PER_LINE, v), word);
 }
 
+/* The buffer page that holds workload page idx (see "Layout"). */
+static uint64_t *page_at(const struct bench *b, size_t idx)
+{
+	size_t k = b->opt.spread, per = BLOCK_PAGES - k, nb, last, phys;
+
+	if (!k || k == BLOCK_PAGES) {
+		phys = idx;
+	} else if (idx < b->hot_pages) {
+		phys = idx / k * BLOCK_PAGES + idx % k;
+	} else {
+		idx -= b->hot_pages;
+		nb = (b->hot_pages + k - 1) / k;	/* blocks with hot pages */
+		last = b->hot_pages - (nb - 1) * k;	/* hot pages in the last of them */
+		if (idx < (nb - 1) * per)
+			phys = idx / per * BLOCK_PAGES + k + idx % per;
+		else if ((idx -= (nb - 1) * per) < BLOCK_PAGES - last)
+			phys = (nb - 1) * BLOCK_PAGES + last + idx;
+		else
+			phys = nb * BLOCK_PAGES + idx - (BLOCK_PAGES - last);
+	}
+	return b->buf + phys * b->words_per_page;
+}
+
 static void check_word(struct bench *b, size_t idx, uint64_t v, size_t word)
 {
 	uint64_t want = expected_word(b, idx, v, word);
-	uint64_t found = b->buf[idx * b->words_per_page + word];
+	uint64_t found = page_at(b, idx)[word];
 
 	if (found == want)
 		return;
@@ -195,7 +225,7 @@ static void check_word(struct bench *b, size_t idx, uint64_t v, size_t word)
 
 static void page_fill(struct bench *b, size_t idx, uint64_t v)
 {
-	uint64_t *page = b->buf + idx * b->words_per_page;
+	uint64_t *page = page_at(b, idx);
 
 	for (size_t word = 0; word < b->words_per_page; word++)
 		page[word] = expected_word(b, idx, v, word);
@@ -204,7 +234,7 @@ static void page_fill(struct bench *b, size_t idx, uint64_t v)
 static void page_op(struct worker *w, size_t idx)
 {
 	struct bench *b = w->b;
-	uint64_t *page = b->buf + idx * b->words_per_page;
+	uint64_t *page = page_at(b, idx);
 	uint64_t *version = &w->version[idx / b->opt.threads], nv = *version + 1;
 	size_t probe = WORDS_PER_LINE +
 		       bounded(next_rand(w), b->words_per_page - WORDS_PER_LINE);
@@ -336,7 +366,7 @@ static void resolve_protnone(struct bench *b, int *status)
 		if (fd < 0 && (pfn_nodes__load(&pn, NULL) ||
 			       (fd = open("/proc/self/pagemap", O_RDONLY)) < 0))
 			break;
-		if (pread(fd, &ent, sizeof(ent), (off_t)((uintptr_t)(b->buf + idx * b->words_per_page) /
+		if (pread(fd, &ent, sizeof(ent), (off_t)((uintptr_t)page_at(b, idx) /
 							 b->page_size * sizeof(ent))) == sizeof(ent) &&
 		    (ent >> 63) && pfn_nodes__node(&pn, ent & ((1ULL << 55) - 1)) >= 0)
 			status[idx] = pfn_nodes__node(&pn, ent & ((1ULL << 55) - 1));
@@ -359,7 +389,7 @@ static int report_placement(struct bench *b)
 		goto out;
 	}
 	for (size_t idx = 0; idx < b->pages; idx++) {
-		addrs[idx] = b->buf + idx * b->words_per_page;
+		addrs[idx] = page_at(b, idx);
 		status[idx] = INT_MIN; /* sentinel: catches an entry left unset */
 	}
 	if (move_pages(0, b->pages, addrs, NULL, status, 0) < 0) {
@@ -514,6 +544,9 @@ static void usage(FILE *f)
 "      --hot-node N           place the hot pages on node N at set-up\n"
 "      --cold-node N          place the cold pages on node N at set-up\n"
 "      --thp                  allow transparent huge pages (default: 4 KiB pages)\n"
+"      --spread K             start the hot set K pages to a 2 MiB block, 1..512:\n"
+"                             huge pages with a few hot pages among cold ones\n"
+"                             (default 512: the hot set is contiguous)\n"
 "      --seed N               PRNG seed (default 1)\n"
 "      --wait-start           after set-up and the info line, wait for a line (or\n"
 "                             EOF) on stdin before running\n"
@@ -528,6 +561,8 @@ static void usage(FILE *f)
 "  tierbench --verify -t 4 -d 3          # 4 threads, 3 s, check all data\n"
 "  tierbench --size 1G --hot 0.1 --hot-node 0 --cold-node 1 --verify\n"
 "  tierbench --shift 5 --report-interval 1 -d 30   # moving hot set\n"
+"  tierbench --thp --hot 0.0625 --spread 64 -d 30  # 64 hot pages in each of\n"
+"                                        # 16 huge pages, 16 wholly cold ones\n"
 "  echo | tierbench --wait-start -d 5    # start when a sampler is attached\n");
 }
 
@@ -544,6 +579,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "hot-node", required_argument, NULL, 'N' },
 		{ "cold-node", required_argument, NULL, 'C' },
 		{ "thp", no_argument, NULL, 'T' },
+		{ "spread", required_argument, NULL, 'B' },
 		{ "seed", required_argument, NULL, 'r' },
 		{ "wait-start", no_argument, NULL, 'w' },
 		{ "report-interval", required_argument, NULL, 'i' },
@@ -594,6 +630,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case 'v': o->verify = true; break;
 		case 'T': o->thp = true; break;
+		case 'B':
+			if (parse_ull(optarg, 1, BLOCK_PAGES, &v, NULL))
+				why = "expected a number of pages from 1 to 512";
+			o->spread = (unsigned long)v;
+			break;
 		case 'w': o->wait_start = true; break;
 		case 'q': o->quiet = true; break;
 		case 'L': o->placement = true; break;
@@ -622,7 +663,7 @@ bad:
 
 static int map_buffer(struct bench *b)
 {
-	size_t len = b->pages * b->page_size, extra = b->opt.thp ? THP_SIZE : 0;
+	size_t len = b->pages * b->page_size, extra = b->opt.thp || b->opt.spread ? THP_SIZE : 0;
 	char *map = mmap(NULL, len + extra, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *start = map;
 	int err;
@@ -678,7 +719,7 @@ static double run(struct bench *b)
 				if (!o->quiet)
 					printf("tierbench: progress seconds=%.3f ops=%llu ops_per_sec=%.0f hot_start=%p sys_ms=%.0f\n",
 					       t - t0, ops, (double)(ops - last_ops) / (t - last_t),
-					       (void *)(b->buf + start * b->words_per_page), sys_ms());
+					       (void *)page_at(b, start), sys_ms());
 				if (o->placement)
 					report_placement(b);
 				fflush(stdout);
@@ -727,6 +768,16 @@ int main(int argc, char **argv)
 	hot = o->hot * (double)b.pages;
 	b.hot_pages = (size_t)hot + ((double)(size_t)hot < hot); /* ceil */
 	b.hot_pages = b.hot_pages < 1 ? 1 : b.hot_pages > b.pages ? b.pages : b.hot_pages;
+	if (o->spread && b.page_size * BLOCK_PAGES != THP_SIZE) {
+		fprintf(stderr, "tierbench: --spread needs 4 KiB pages (this system's are %zu bytes)\n",
+			b.page_size);
+		return EXIT_USAGE;
+	}
+	if (o->spread && (b.hot_pages + o->spread - 1) / o->spread * BLOCK_PAGES > b.pages) {
+		fprintf(stderr, "tierbench: --spread %lu: %zu hot pages need %zu blocks of 2 MiB, more than --size holds\n",
+			o->spread, b.hot_pages, (b.hot_pages + o->spread - 1) / o->spread);
+		return EXIT_USAGE;
+	}
 	if ((o->hot_node >= 0 || o->cold_node >= 0) && numa_available() < 0) {
 		fprintf(stderr, "tierbench: NUMA is not available on this system; drop --hot-node and --cold-node\n");
 		return EXIT_USAGE;

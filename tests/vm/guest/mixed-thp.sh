@@ -1,0 +1,47 @@
+# mixed-thp: huge pages that hold a few hot pages among cold ones (tierbench --spread:
+# 64 hot 4 KiB pages at the start of each of 16 huge pages, 16 more huge pages wholly
+# cold), all on node 1 (CXL). The kernel moves a huge page only whole, and userspace
+# cannot split one without debugfs (docs/design.md, "Huge pages"), so with DRAM to spare
+# the agent promotes the mixed huge pages whole: >= 90% of the hot pages reach node 0
+# within 60 s, the wholly cold huge pages stay on node 1, the agent counts 512 a huge
+# page as the kernel does, and every byte checks out.
+. /tests/lib.sh
+
+[ -e /sys/kernel/mm/transparent_hugepage/enabled ] || fail "no THP in this kernel"
+tierbench --size 64M --thp --hot 0.0625 --spread 64 --skew 1 --hot-node 1 --cold-node 1 \
+	--duration 120 --report-interval 1 --placement --verify > /tmp/tb.out 2>&1 &
+wait_for /tmp/tb.out '^tierbench: placement'
+tb=$(tb_pid /tmp/tb.out)
+hot=$(sed -n 's/.*hot_pages=\([0-9]*\).*/\1/p' /tmp/tb.out)
+[ "$hot" = 1024 ] || fail "expected 1024 hot pages: $(head -1 /tmp/tb.out)"
+[ "$(placement_of /tmp/tb.out hot 1)" = "$hot" ] || fail "hot set not on node 1 at start: $(grep placement /tmp/tb.out)"
+huge_kb=$(awk '/^AnonHugePages/ { s += $2 } END { print s + 0 }' "/proc/$tb/smaps")
+res anon_huge_kb_at_start "$huge_kb"
+[ "$huge_kb" -ge $((48 * 1024)) ] || fail "tierbench has only $huge_kb kB in huge pages"
+
+t0=$(now)
+cxltierd --pid "$tb" --duration 62 > /tmp/agent.log 2>&1 &
+agent=$!
+reached=$(time_to_90pct /tmp/tb.out "$hot" "$t0" "$agent")
+cxltierctl status --json > /tmp/status.json || fail "no status"
+kill -TERM "$agent"
+wait "$agent" || fail "cxltierd exited $? after SIGTERM"
+kill -INT "$tb"
+wait "$tb" || fail "tierbench failed: $(tail -3 /tmp/tb.out)"
+grep -q 'verify=ok' /tmp/tb.out || fail "tierbench: $(tail -2 /tmp/tb.out)"
+cold=$(sed -n 's/.*pages=\([0-9]*\) hot_start.*/\1/p' /tmp/tb.out)
+cold=$((cold - hot))
+cold1=$(placement_of /tmp/tb.out cold 1)
+wholly_cold=$((16 * 512))
+res hot_pages "$hot"
+res seconds_to_90pct "${reached:-never}"
+res hot_on_node0_at_end "$(placement_of /tmp/tb.out hot 0)"
+res cold_on_node1_at_end "$cold1/$cold"
+res cold_dragged_to_node0 "$(placement_of /tmp/tb.out cold 0)"
+res move_pages_pages "$(jq '.kernel_migrations.syscall.pages // 0' /tmp/status.json)"
+res agent_moved_pages "$(jq '.mover.promoted + .mover.demoted + .mover.moved_other' /tmp/status.json)"
+[ -n "$reached" ] || fail "90% of the hot pages never reached node 0"
+[ "$cold1" -ge $((wholly_cold * 9 / 10)) ] || fail "wholly cold huge pages left node 1: $cold1 cold pages there, $wholly_cold in them"
+jq -e '.kernel_migrations.syscall.pages == .mover.promoted + .mover.demoted + .mover.moved_other' \
+	/tmp/status.json > /dev/null || fail "move_pages migrations seen by the kernel != the agent's count: $(jq -c '[.kernel_migrations, .mover]' /tmp/status.json)"
+echo "mixed-thp: ok"

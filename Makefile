@@ -157,6 +157,8 @@ fuzz: all
 bench: $(VM_INPUTS) $(BUILD)/bench_controller $(BUILD)/bench_mover $(BUILD)/bench_sandbox
 	$(Q)echo "== controller cost (this machine) =="
 	$(Q)$(BUILD)/bench_controller
+	$(Q)echo "== the tracker at scale, live (this machine) =="
+	$(Q)BUILD=$(BUILD) tests/bench/scale.sh
 	$(Q)echo "== the policy's own process, per decision (this machine) =="
 	$(Q)$(BUILD)/bench_sandbox $(BUILD)/policies
 	$(Q)echo "== sampling overhead (this machine) =="

@@ -593,6 +593,8 @@ static void live_publish(void *ctx)
 	tracker__count_placement(&a->tr, a->topo.fast_mask, &place);
 
 	a->st.last_epoch_ms = (now_sec() - a->epoch_t0) * 1000;
+	if (a->st.last_epoch_ms > a->st.max_epoch_ms)
+		a->st.max_epoch_ms = a->st.last_epoch_ms;
 	status__publish(&a->st);
 
 	log_msg(e->promoted || e->demoted || e->rejected_invalid || a->tr.epoch % a->log_every == 1 ?

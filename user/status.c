@@ -88,6 +88,7 @@ struct json_object *status__json(const struct agent_state *st)
 	ADD(agent, "epoch", U64(st->tr->epoch));
 	ADD(agent, "epoch_ms", json_object_new_int(st->epoch_ms));
 	ADD(agent, "last_epoch_ms", json_object_new_double(st->last_epoch_ms));
+	ADD(agent, "max_epoch_ms", json_object_new_double(st->max_epoch_ms));
 	ADD(agent, "tracked_pages", U64(tracker__pages(st->tr)));
 	ADD(agent, "tracker_bytes", U64(tracker__bytes(st->tr)));
 	ADD(agent, "tracker_budget_bytes", U64(st->tr->budget_bytes));
@@ -258,6 +259,8 @@ char *status__metrics(const struct agent_state *st)
 	fprintf(f, "cxltier_epochs_total %llu\n", (unsigned long long)jget(o, "epoch"));
 	metric_head(f, "cxltier_epoch_duration_seconds", "gauge", "time the last epoch took");
 	fprintf(f, "cxltier_epoch_duration_seconds %.6f\n", st->last_epoch_ms / 1000);
+	metric_head(f, "cxltier_epoch_duration_max_seconds", "gauge", "the longest epoch since the start");
+	fprintf(f, "cxltier_epoch_duration_max_seconds %.6f\n", st->max_epoch_ms / 1000);
 	metric_head(f, "cxltier_tracked_pages", "gauge", "pages the tracker holds");
 	fprintf(f, "cxltier_tracked_pages %llu\n", (unsigned long long)jget(o, "tracked_pages"));
 	metric_head(f, "cxltier_tracker_bytes", "gauge", "memory of the tracker");

@@ -37,6 +37,7 @@ struct agent_state {
 	double started;		/* wall clock */
 	uint32_t epoch_ms;
 	double last_epoch_ms;	/* time the last epoch took */
+	double max_epoch_ms;	/* the longest epoch since the start */
 	bool paused;		/* migration paused from the control socket */
 	uint64_t last_plan;	/* moves the policy planned in the last epoch */
 };

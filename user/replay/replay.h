@@ -60,8 +60,15 @@ struct result {
 };
 
 
-/* Per page, beside the tracker's record: for ping-pong counting. */
-struct move_hist {
+/*
+ * Per page, beside the tracker's record and indexed like it: what the model
+ * knows and the policy does not.  Every page of the full stream has a
+ * record in the tracker (live, the agent's scan finds resident pages that
+ * were never sampled); the tracker's samples are what the source saw, these
+ * are what happened.
+ */
+struct model_page {
+	uint64_t accesses;	/* this epoch, every access of the stream: the score's */
 	uint32_t last_epoch;	/* epoch of the last move + 1; 0 = never */
 	int8_t last_to;
 };
@@ -75,9 +82,9 @@ struct model {
 	struct platform pf;		/* this model, behind the tracker's and mover's calls */
 	uint64_t e;			/* the epoch in flight, from 0 */
 	uint64_t cap[2], used[2];
-	struct move_hist **hist;	/* per target, indexed like its records */
-	uint32_t *hist_cap;
-	uint32_t nr_hist;		/* entries in hist and hist_cap */
+	struct model_page **pages;	/* per target, indexed like its records */
+	uint32_t *pages_cap;
+	uint32_t nr_pages;		/* entries in pages and pages_cap */
 	/*
 	 * tgid -> target index + 1 (0: free slot), open addressing: the
 	 * tracker's lookup is a linear scan, fine for the agent's few targets,
@@ -125,7 +132,7 @@ long model_move_pages(void *ctx, int pid, unsigned long count, void **pages,
 void model_touch_pages(void *ctx, int pid, void **pages, uint32_t n);
 double model_now(void *ctx);
 void model_topology(struct model *md, long page_size);
-int hist_grow(struct model *md, uint32_t ti, uint32_t n);
+int model_pages_grow(struct model *md, uint32_t ti, uint32_t n);
 
 /* run.c */
 int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t msglen);

@@ -56,55 +56,111 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t 
 	return err;
 }
 
-/* The oracle's hits this epoch: the sum of the cap largest access counts. */
-static uint64_t oracle_hits(const struct tracker *tr, uint64_t cap, uint32_t *count_hist)
+/* Access counts below this go through the oracle's histogram; the rare larger ones are sorted. */
+#define ORACLE_HIST 65536
+
+static int cmp_desc(const void *a, const void *b)
 {
-	uint32_t max = 0;
-	uint64_t hits = 0, left = cap;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	for (uint32_t ti = 0; ti < tr->nr_targets; ti++) {
-		const struct page_table *pt = &tr->targets[ti].pt;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
 
-		for (uint32_t i = 0; i < pt->nr; i++) {
-			uint32_t s = pt->pages[i].samples;
+/* The replay's steps of the epoch pipeline (pipeline.h), over one run's model. */
+struct replay_run {
+	const struct run_in *in;
+	struct result *res;
+	struct model md;
+	struct trace_cursor *c;
+	uint32_t *count_hist;	/* for the oracle: pages by access count */
+	uint64_t *big;		/* for the oracle: counts of ORACLE_HIST and more */
+	size_t nr_big, cap_big;
+};
 
-			if (!s)
+/* The oracle's hits this epoch: the sum of the cap largest access counts. */
+static int oracle_hits(struct replay_run *r, uint64_t cap, uint64_t *hits)
+{
+	const struct model *md = &r->md;
+	uint32_t *count_hist = r->count_hist, max = 0;
+	uint64_t left = cap;
+
+	*hits = 0;
+	r->nr_big = 0;
+	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++) {
+		const struct model_page *mp = md->pages[ti];
+
+		for (uint32_t i = 0; i < md->tr.targets[ti].pt.nr; i++) {
+			uint64_t a = mp[i].accesses;
+
+			if (!a)
 				continue;
-			count_hist[s]++;
-			if (s > max)
-				max = s;
+			if (a < ORACLE_HIST) {
+				count_hist[a]++;
+				if (a > max)
+					max = (uint32_t)a;
+				continue;
+			}
+			if (r->nr_big == r->cap_big) {
+				size_t n = r->cap_big ? 2 * r->cap_big : 64;
+				uint64_t *big = realloc(r->big, n * sizeof(*big));
+
+				if (!big)
+					return -ENOMEM;
+				r->big = big;
+				r->cap_big = n;
+			}
+			r->big[r->nr_big++] = a;
 		}
 	}
+	qsort(r->big, r->nr_big, sizeof(*r->big), cmp_desc);
+	for (size_t k = 0; k < r->nr_big && left; k++, left--)
+		*hits += r->big[k];
 	for (uint32_t s = max; s > 0; s--) {
 		uint64_t take = count_hist[s] < left ? count_hist[s] : left;
 
-		hits += take * s;
+		*hits += take * s;
 		left -= take;
 		count_hist[s] = 0;
 	}
-	return hits;
+	return 0;
 }
 
-
-/* Samples up to end (exclusive) into the tracker; the cursor stops at the first later one. */
-static int ingest_epoch(const struct run_in *in, struct model *md, struct trace_cursor *c,
-			uint64_t e, uint64_t end)
+/*
+ * The accesses up to end (exclusive; the cursor stops at the first later
+ * one), every one: each page gets its record in the tracker on its first
+ * access, and its count of the epoch beside it (struct model_page), the
+ * truth the score is made of.  What the source saw of them is what feeds
+ * the tracker's samples.
+ */
+static int ingest_epoch(struct replay_run *r, uint64_t end)
 {
+	const struct run_in *in = r->in;
 	const struct trace_scan *sc = in->scan;
+	struct model *md = &r->md;
+	struct trace_cursor *c = r->c;
 	const struct cxlt_sample *x;
 
 	while ((x = trace_cursor__peek(c)) && x->time_ns < end) {
 		struct cxlt_page_key key = { .tgid = x->tgid, .vpage = x->vpage };
 		struct cxlt_page_val val = { .samples = x->weight ? x->weight : 1,
 					     .hint_faults = x->source == CXLT_SRC_HINT };
-		int ti = model_target(md, x->tgid);
+		int ti = model_target(md, x->tgid), idx, err;
+		struct target *t;
+		bool created;
 
 		if (ti < 0)
 			return ti;
-		tracker__ingest_page(&md->tr, &md->tr.targets[ti], &key, &val);
+		t = &md->tr.targets[ti];
+		idx = page_table__get(&t->pt, x->vpage << CXLT_PAGE_SHIFT, &created);
+		if (idx < 0)
+			return idx;
+		if ((err = model_pages_grow(md, ti, t->pt.nr)))
+			return err;
+		md->pages[ti][idx].accesses += val.samples;
+		tracker__ingest_page(&md->tr, t, &key, &val);
 		if (in->heat_bins) {
 			/* Rows: address order, as the heap lies.  128 bits: the span may be 2^64. */
-			uint32_t x_bin = (uint32_t)(e * in->heat_w / in->nr_epochs);
+			uint32_t x_bin = (uint32_t)(md->e * in->heat_w / in->nr_epochs);
 			uint32_t y_bin = (uint32_t)((unsigned __int128)(x->vpage - sc->vpage_min) *
 						    in->heat_h /
 						    ((unsigned __int128)(sc->vpage_max - sc->vpage_min) + 1));
@@ -116,24 +172,15 @@ static int ingest_epoch(const struct run_in *in, struct model *md, struct trace_
 	return c->err;
 }
 
-/* The replay's steps of the epoch pipeline (pipeline.h), over one run's model. */
-struct replay_run {
-	const struct run_in *in;
-	struct result *res;
-	struct model md;
-	struct trace_cursor *c;
-	uint32_t *count_hist;	/* for the oracle */
-};
-
 static int replay_ingest(void *ctx)
 {
 	struct replay_run *r = ctx;
 	uint64_t epoch_ns = (uint64_t)r->in->o->epoch_ms * 1000000;
 
-	return ingest_epoch(r->in, &r->md, r->c, r->md.e, r->in->scan->t_first + (r->md.e + 1) * epoch_ns);
+	return ingest_epoch(r, r->in->scan->t_first + (r->md.e + 1) * epoch_ns);
 }
 
-/* First touch, then the score of this epoch's accesses: the model's and the oracle's. */
+/* First touch, then the score of this epoch's accesses, all of them: the model's and the oracle's. */
 static int replay_account(void *ctx)
 {
 	struct replay_run *r = ctx;
@@ -144,9 +191,8 @@ static int replay_account(void *ctx)
 
 	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++) {
 		struct target *t = &md->tr.targets[ti];
+		const struct model_page *mp = md->pages[ti];
 
-		if (hist_grow(md, ti, t->pt.nr))
-			return -ENOMEM;
 		for (uint32_t i = t->nodes_known; i < t->pt.nr; i++) {
 			int node = md->used[NODE_FAST] + low < md->cap[NODE_FAST] ? NODE_FAST : NODE_SLOW;
 
@@ -155,11 +201,9 @@ static int replay_account(void *ctx)
 		}
 		t->nodes_known = t->pt.nr;
 		for (uint32_t i = 0; i < t->pt.nr; i++) {
-			const struct cxlt_page *p = &t->pt.pages[i];
-
-			acc += p->samples;
-			if (p->node == NODE_FAST)
-				hits += p->samples;
+			acc += mp[i].accesses;
+			if (t->pt.pages[i].node == NODE_FAST)
+				hits += mp[i].accesses;
 		}
 	}
 	r->res->accesses += acc;
@@ -167,13 +211,19 @@ static int replay_account(void *ctx)
 	if (r->res->epoch_ratio)
 		r->res->epoch_ratio[r->md.e] = acc ? (double)hits / acc : 0;
 	if (in->oracle) {
-		uint64_t oh = oracle_hits(&md->tr, md->cap[NODE_FAST], r->count_hist);
+		uint64_t oh;
+		int err = oracle_hits(r, md->cap[NODE_FAST], &oh);
 
+		if (err)
+			return err;
 		in->oracle->accesses += acc;
 		in->oracle->fast_hits += oh;
 		if (in->oracle->epoch_ratio)
 			in->oracle->epoch_ratio[r->md.e] = acc ? (double)oh / acc : 0;
 	}
+	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++)
+		for (uint32_t i = 0; i < md->tr.targets[ti].pt.nr; i++)
+			md->pages[ti][i].accesses = 0;
 	return 0;
 }
 
@@ -233,7 +283,7 @@ int run_policy(const struct run_in *in, struct result *res)
 		return -ENOMEM;
 	md = &r->md;
 	*r = (struct replay_run){ .in = in, .res = res, .md = { .o = o, .res = res },
-				  .count_hist = calloc(65536, sizeof(*r->count_hist)),
+				  .count_hist = calloc(ORACLE_HIST, sizeof(*r->count_hist)),
 				  .c = calloc(1, sizeof(*r->c)) };
 	if (!r->count_hist || !r->c) {
 		err = -ENOMEM;
@@ -269,15 +319,16 @@ out:
 	else if (err)
 		fprintf(stderr, "cxltier-replay: %s: policy %s failed: %s\n", in->path, res->name,
 			strerror(-err));
-	for (uint32_t i = 0; i < md->nr_hist; i++)
-		free(md->hist[i]);
-	free(md->hist);
-	free(md->hist_cap);
+	for (uint32_t i = 0; i < md->nr_pages; i++)
+		free(md->pages[i]);
+	free(md->pages);
+	free(md->pages_cap);
 	free(md->tgid_slots);
 	engine__free(&md->eng);
 	mover__free(&md->m);
 	tracker__free(&md->tr);
 	free(r->count_hist);
+	free(r->big);
 	free(r->c);
 	free(r);
 	return err;

@@ -131,6 +131,7 @@ long model_move_pages(void *ctx, int pid, unsigned long count, void **pages,
 		cur->used[to]++;
 		status[i] = to;
 		h = &cur->pages[ti][idx];
+		h->marked = false;	/* hint: the page comes back mapped, the scanner's mark gone */
 		/*
 		 * Epochs since the last move, as the mover counts since_move: a
 		 * page moved in epoch E may move again in E + pingpong_epochs, so

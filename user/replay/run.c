@@ -34,6 +34,7 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t 
 			err = -ENOMEM;
 			break;
 		}
+		sc->accesses += x->weight ? x->weight : 1;
 		if (sources__kind_repeats(x->source))
 			sc->source_flags |= CXLT_SOURCE_REPEATS;
 		if (x->vpage < sc->vpage_min)
@@ -73,66 +74,62 @@ struct replay_run {
 	struct model md;
 	struct trace_cursor *c;
 	uint32_t *count_hist;	/* for the oracle: pages by access count */
+	uint32_t max_count;	/* the largest count in count_hist */
 	uint64_t *big;		/* for the oracle: counts of ORACLE_HIST and more */
 	size_t nr_big, cap_big;
+	struct sampler_run smp;	/* what feeds the tracker */
 };
 
-/* The oracle's hits this epoch: the sum of the cap largest access counts. */
-static int oracle_hits(struct replay_run *r, uint64_t cap, uint64_t *hits)
+/* One page's accesses this epoch, for the oracle; 0 or -ENOMEM. */
+static int oracle_count(struct replay_run *r, uint64_t a)
 {
-	const struct model *md = &r->md;
-	uint32_t *count_hist = r->count_hist, max = 0;
-	uint64_t left = cap;
-
-	*hits = 0;
-	r->nr_big = 0;
-	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++) {
-		const struct model_page *mp = md->pages[ti];
-
-		for (uint32_t i = 0; i < md->tr.targets[ti].pt.nr; i++) {
-			uint64_t a = mp[i].accesses;
-
-			if (!a)
-				continue;
-			if (a < ORACLE_HIST) {
-				count_hist[a]++;
-				if (a > max)
-					max = (uint32_t)a;
-				continue;
-			}
-			if (r->nr_big == r->cap_big) {
-				size_t n = r->cap_big ? 2 * r->cap_big : 64;
-				uint64_t *big = realloc(r->big, n * sizeof(*big));
-
-				if (!big)
-					return -ENOMEM;
-				r->big = big;
-				r->cap_big = n;
-			}
-			r->big[r->nr_big++] = a;
-		}
+	if (a < ORACLE_HIST) {
+		r->count_hist[a]++;
+		if (a > r->max_count)
+			r->max_count = (uint32_t)a;
+		return 0;
 	}
-	qsort(r->big, r->nr_big, sizeof(*r->big), cmp_desc);
-	for (size_t k = 0; k < r->nr_big && left; k++, left--)
-		*hits += r->big[k];
-	for (uint32_t s = max; s > 0; s--) {
-		uint64_t take = count_hist[s] < left ? count_hist[s] : left;
+	if (r->nr_big == r->cap_big) {
+		size_t n = r->cap_big ? 2 * r->cap_big : 64;
+		uint64_t *big = realloc(r->big, n * sizeof(*big));
 
-		*hits += take * s;
-		left -= take;
-		count_hist[s] = 0;
+		if (!big)
+			return -ENOMEM;
+		r->big = big;
+		r->cap_big = n;
 	}
+	r->big[r->nr_big++] = a;
 	return 0;
 }
 
+/* The oracle's hits this epoch: the sum of the cap largest counts; the counts start again. */
+static uint64_t oracle_hits(struct replay_run *r, uint64_t cap)
+{
+	uint64_t hits = 0, left = cap;
+
+	qsort(r->big, r->nr_big, sizeof(*r->big), cmp_desc);
+	for (size_t k = 0; k < r->nr_big && left; k++, left--)
+		hits += r->big[k];
+	for (uint32_t s = r->max_count; s > 0; s--) {
+		uint64_t take = r->count_hist[s] < left ? r->count_hist[s] : left;
+
+		hits += take * s;
+		left -= take;
+		r->count_hist[s] = 0;
+	}
+	r->nr_big = 0;
+	r->max_count = 0;
+	return hits;
+}
+
 /*
- * The accesses up to end (exclusive; the cursor stops at the first later
- * one), every one: each page gets its record in the tracker on its first
- * access, and its count of the epoch beside it (struct model_page), the
- * truth the score is made of.  What the source saw of them is what feeds
- * the tracker's samples.
+ * The epoch [start, end): its accesses, every one (the cursor stops at the
+ * first later one).  Each page gets its record in the tracker on its first
+ * access, and its count of the epoch beside it (struct model_page): the
+ * truth the score is made of.  The emulated source sees each access and
+ * feeds the tracker what it would have reported (sampler.c).
  */
-static int ingest_epoch(struct replay_run *r, uint64_t end)
+static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 {
 	const struct run_in *in = r->in;
 	const struct trace_scan *sc = in->scan;
@@ -140,24 +137,28 @@ static int ingest_epoch(struct replay_run *r, uint64_t end)
 	struct trace_cursor *c = r->c;
 	const struct cxlt_sample *x;
 
+	sampler_run__epoch(&r->smp, start);
 	while ((x = trace_cursor__peek(c)) && x->time_ns < end) {
-		struct cxlt_page_key key = { .tgid = x->tgid, .vpage = x->vpage };
-		struct cxlt_page_val val = { .samples = x->weight ? x->weight : 1,
-					     .hint_faults = x->source == CXLT_SRC_HINT };
+		uint32_t w = x->weight ? x->weight : 1;
 		int ti = model_target(md, x->tgid), idx, err;
+		struct model_page *mp;
 		struct target *t;
 		bool created;
 
 		if (ti < 0)
 			return ti;
+		sampler_run__clock(&r->smp, x->time_ns);
 		t = &md->tr.targets[ti];
 		idx = page_table__get(&t->pt, x->vpage << CXLT_PAGE_SHIFT, &created);
 		if (idx < 0)
 			return idx;
-		if ((err = model_pages_grow(md, ti, t->pt.nr)))
+		if (created && (err = model_pages_grow(md, ti, t->pt.nr)))
 			return err;
-		md->pages[ti][idx].accesses += val.samples;
-		tracker__ingest_page(&md->tr, t, &key, &val);
+		if ((err = sampler_run__access(&r->smp, x, ti, idx, created)))
+			return err;
+		mp = &md->pages[ti][idx];
+		mp->accesses += w;
+		mp->last_ns = x->time_ns;
 		if (in->heat_bins) {
 			/* Rows: address order, as the heap lies.  128 bits: the span may be 2^64. */
 			uint32_t x_bin = (uint32_t)(md->e * in->heat_w / in->nr_epochs);
@@ -165,7 +166,7 @@ static int ingest_epoch(struct replay_run *r, uint64_t end)
 						    in->heat_h /
 						    ((unsigned __int128)(sc->vpage_max - sc->vpage_min) + 1));
 
-			in->heat_bins[(uint64_t)y_bin * in->heat_w + x_bin] += val.samples;
+			in->heat_bins[(uint64_t)y_bin * in->heat_w + x_bin] += w;
 		}
 		c->pos++;
 	}
@@ -176,8 +177,9 @@ static int replay_ingest(void *ctx)
 {
 	struct replay_run *r = ctx;
 	uint64_t epoch_ns = (uint64_t)r->in->o->epoch_ms * 1000000;
+	uint64_t start = r->in->scan->t_first + r->md.e * epoch_ns;
 
-	return ingest_epoch(r, r->in->scan->t_first + (r->md.e + 1) * epoch_ns);
+	return ingest_epoch(r, start, start + epoch_ns);
 }
 
 /* First touch, then the score of this epoch's accesses, all of them: the model's and the oracle's. */
@@ -191,7 +193,7 @@ static int replay_account(void *ctx)
 
 	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++) {
 		struct target *t = &md->tr.targets[ti];
-		const struct model_page *mp = md->pages[ti];
+		struct model_page *mp = md->pages[ti];
 
 		for (uint32_t i = t->nodes_known; i < t->pt.nr; i++) {
 			int node = md->used[NODE_FAST] + low < md->cap[NODE_FAST] ? NODE_FAST : NODE_SLOW;
@@ -201,9 +203,16 @@ static int replay_account(void *ctx)
 		}
 		t->nodes_known = t->pt.nr;
 		for (uint32_t i = 0; i < t->pt.nr; i++) {
-			acc += mp[i].accesses;
+			uint64_t a = mp[i].accesses;
+
+			if (!a)
+				continue;
+			acc += a;
 			if (t->pt.pages[i].node == NODE_FAST)
-				hits += mp[i].accesses;
+				hits += a;
+			if (in->oracle && oracle_count(r, a))
+				return -ENOMEM;
+			mp[i].accesses = 0;
 		}
 	}
 	r->res->accesses += acc;
@@ -211,19 +220,13 @@ static int replay_account(void *ctx)
 	if (r->res->epoch_ratio)
 		r->res->epoch_ratio[r->md.e] = acc ? (double)hits / acc : 0;
 	if (in->oracle) {
-		uint64_t oh;
-		int err = oracle_hits(r, md->cap[NODE_FAST], &oh);
+		uint64_t oh = oracle_hits(r, md->cap[NODE_FAST]);
 
-		if (err)
-			return err;
 		in->oracle->accesses += acc;
 		in->oracle->fast_hits += oh;
 		if (in->oracle->epoch_ratio)
 			in->oracle->epoch_ratio[r->md.e] = acc ? (double)oh / acc : 0;
 	}
-	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++)
-		for (uint32_t i = 0; i < md->tr.targets[ti].pt.nr; i++)
-			md->pages[ti][i].accesses = 0;
 	return 0;
 }
 
@@ -301,7 +304,10 @@ int run_policy(const struct run_in *in, struct result *res)
 	mover__init(&md->m, &mo, trace->hdr.page_size);
 	md->eng = (struct engine){ .topo = &md->topo, .tr = &md->tr, .m = &md->m,
 				   .policy = in->policy, .epoch_ms = o->epoch_ms, .quiet = true,
-				   .source_flags = in->scan->source_flags };
+				   .source_flags = in->sampler ?
+					sampler_source_flags(in->sampler, in->scan->source_flags) :
+					in->scan->source_flags };
+	sampler_run__init(&r->smp, in->sampler, md, in->scan->t_first, o, trace->hdr.page_size, in->csv);
 	md->pf = (struct platform){ .move_pages = model_move_pages,
 				    .touch_pages = model_touch_pages, .now = model_now, .ctx = md };
 	md->tr.pf = md->m.pf = &md->pf;
@@ -329,6 +335,7 @@ out:
 	tracker__free(&md->tr);
 	free(r->count_hist);
 	free(r->big);
+	sampler_run__free(&r->smp);
 	free(r->c);
 	free(r);
 	return err;

@@ -107,7 +107,8 @@ static uint64_t oracle_hits(struct replay_run *r, uint64_t cap)
 {
 	uint64_t hits = 0, left = cap;
 
-	qsort(r->big, r->nr_big, sizeof(*r->big), cmp_desc);
+	if (r->nr_big)
+		qsort(r->big, r->nr_big, sizeof(*r->big), cmp_desc);
 	for (size_t k = 0; k < r->nr_big && left; k++, left--)
 		hits += r->big[k];
 	for (uint32_t s = r->max_count; s > 0; s--) {

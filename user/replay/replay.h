@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cxltier-replay's parts: the tier model behind move_pages (model.c), one
- * run of a policy over a trace through the epoch pipeline (run.c), synthetic
- * traces (synth.c), and the table, JSON, CSV and plots (output.c); the
- * options and main are in user/cxltier-replay.c.
+ * run of a policy over a trace through the epoch pipeline (run.c), what a
+ * live source would have sampled of a full stream (sampler.c), each row in
+ * a process of its own (isolate.c), synthetic traces (synth.c), and the
+ * table, JSON, CSV and plots (output.c); the options and main are in
+ * user/cxltier-replay.c.
  */
 #ifndef CXLT_REPLAY_H
 #define CXLT_REPLAY_H

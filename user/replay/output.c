@@ -98,6 +98,7 @@ void print_table(const struct model_opts *o, const struct trace *t, uint64_t pag
 	       (unsigned long long)fast_cap, 100.0 * fast_cap / pages, o->fast_ns, o->slow_ns,
 	       o->migrate_ns, o->rate_mbps);
 	int w = 14, ws = 0;
+	bool hint = false;
 
 	for (int i = 0; i < n; i++) {
 		if ((int)strlen(r[i].name) > w)
@@ -105,9 +106,14 @@ void print_table(const struct model_opts *o, const struct trace *t, uint64_t pag
 		/* A sampler column when the policies saw a sampler's samples (--sampler). */
 		if (r[i].sampler && (int)strlen(r[i].sampler) > ws)
 			ws = (int)strlen(r[i].sampler) > 7 ? (int)strlen(r[i].sampler) : 7;
+		hint |= r[i].sampler && !strcmp(r[i].sampler, "hint");
 	}
-	if (ws)
-		printf("samplers: the policies see what each would have sampled; every access is scored\n\n");
+	if (ws) {
+		printf("sampled: each policy sees what its sampler reports; every access is scored");
+		if (hint)
+			printf(" (hint: a scanner pass every %u ms)", o->hint_period_ms);
+		printf("\n\n");
+	}
 	printf("%-*s", w, "policy");
 	if (ws)
 		printf(" %-*s", ws, "sampler");

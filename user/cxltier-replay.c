@@ -17,6 +17,10 @@
  * tier with perfect knowledge and no migration cost; "none" never moves.
  * Everything is deterministic: the same inputs give the same output, byte
  * for byte (decision times appear only with --timing).
+ *
+ * With --sampler, the trace is a full access stream and the policies see
+ * what a live source would have sampled of it (replay/sampler.c); the score
+ * and the oracle still count every access.  One row per policy and sampler.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,10 +32,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
+#include "damon.h"
+#include "pmu.h"
 #include "replay/replay.h"
 #include "util.h"
 
 #define MAX_POLICIES 16
+#define MAX_SAMPLERS 8
 /*
  * A trace's time span is not trusted: every epoch costs a pass over the
  * pages seen, so a gap of years between two samples would be years of
@@ -81,6 +89,25 @@ static const char usage_text[] =
 "                           as timed out (default: one epoch, --epoch-ms; 0: none)\n"
 "      --policy-dir DIR     where policy names are looked up (default: policies/\n"
 "                           beside this binary)\n"
+"Samplers (for a trace of every access, such as cxltier-capture writes):\n"
+"  -s, --sampler S[,S...]   the policies see the accesses as this live source\n"
+"                           would have sampled them, while the score and the\n"
+"                           oracle count every access; repeat or list several\n"
+"                           for a row per policy and sampler.  S is one of:\n"
+"                             none       the trace as recorded (the default)\n"
+"                             pmu[:N]    one access in N, at random; without N,\n"
+"                                        cxltierd's PMU budget (%g%% of a core at\n"
+"                                        %g us a sample) over the trace's accesses\n"
+"                                        per second\n"
+"                             hint       NUMA hint faults: a page's first touch,\n"
+"                                        then its first use after each scanner pass\n"
+"                             fault      page faults: first touches only\n"
+"                             damon[:P]  DAMON regions of P pages (default 512): one\n"
+"                                        page of each checked every %d ms, the\n"
+"                                        counts handed on every %d ms\n"
+"      --hint-period-ms MS  the scanner's period for hint (default %u, as\n"
+"                           cxltierd's)\n"
+"      --seed N             the pmu and damon samplers' draws too (default 1)\n"
 "Output:\n"
 "  -j, --json               JSON instead of the table\n"
 "      --timing             add the policies' decision time per epoch (not\n"
@@ -99,6 +126,8 @@ static const char usage_text[] =
 "      --hot-share F        share of accesses to the hot set (default 0.9)\n"
 "      --shift-every N      shift: the hot set moves every N epochs (default 10)\n"
 "  -O, --output FILE        where to write (synth: required; to-csv: default stdout)\n"
+"      --to-csv TRACE       the samples as CSV; with one --sampler, those the\n"
+"                           sampler reports (with no migration)\n"
 "\n"
 "Each policy runs in a process of its own and decides on a copy of its view:\n"
 "a policy that crashes, aborts, is refused at load or overruns the decision\n"
@@ -112,7 +141,11 @@ static const char usage_text[] =
 "  cxltier-replay -o hotset:headroom=0.01,0.02,0.05 zipf.trace hotset\n"
 "  cxltier-replay --policy-help hotset ./my.so\n"
 "  cxltier-replay --json --plot plots/ recorded.trace hotset\n"
-"  cxltier-replay --to-csv recorded.trace -O recorded.csv\n";
+"  cxltier-replay --to-csv recorded.trace -O recorded.csv\n"
+"  cxltier-capture -o gzip.trace -- gzip -6 -c /usr/bin/bash > /dev/null\n"
+"  cxltier-replay --epoch-ms 1 --sampler pmu,hint,fault,damon gzip.trace hotset tpp\n"
+"  cxltier-replay --sampler pmu:100,pmu:1000 --seed 2 zipf.trace hotset\n"
+"  cxltier-replay --sampler hint --hint-period-ms 10 --to-csv gzip.trace\n";
 
 /* Returns 2, the exit status of a usage error. */
 static int usage_error(const char *fmt, const char *arg)
@@ -146,6 +179,8 @@ struct args {
 	struct synth_opts so;
 	char *params[64];
 	int nparams;
+	struct sampler_spec samplers[MAX_SAMPLERS];
+	int nsamplers;
 	char policy_dir[1024];
 	const char *out;
 	uint32_t decide_limit_ms;	/* 0: none */
@@ -199,6 +234,7 @@ enum {
 	OPT_LOW, OPT_HIGH, OPT_DECAY, OPT_PINGPONG, OPT_POLICY_DIR, OPT_TIMING, OPT_PLOT,
 	OPT_SYNTH, OPT_PAGES, OPT_EPOCHS, OPT_SAMPLES, OPT_SEED, OPT_ALPHA, OPT_HOT,
 	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV, OPT_DECIDE_LIMIT, OPT_PINGPONG_EPOCHS, OPT_POLICY_HELP,
+	OPT_HINT_PERIOD,
 };
 
 /* Returns -1 to go on, else the exit status (help: 0, a usage error: 2). */
@@ -235,6 +271,8 @@ static int parse_args(struct args *a, int argc, char **argv)
 		{ "to-csv", no_argument, NULL, OPT_TO_CSV },
 		{ "decide-limit-ms", required_argument, NULL, OPT_DECIDE_LIMIT },
 		{ "policy-help", no_argument, NULL, OPT_POLICY_HELP },
+		{ "sampler", required_argument, NULL, 's' },
+		{ "hint-period-ms", required_argument, NULL, OPT_HINT_PERIOD },
 		{ "output", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -245,7 +283,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 
 	/* 0, not 1: getopt starts afresh, for a caller that parses more than once (the fuzzer). */
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "f:e:r:o:jO:h", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "f:e:r:o:js:O:h", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			if (!(o->fast_ratio = parse_ratio(optarg)))
@@ -282,7 +320,20 @@ static int parse_args(struct args *a, int argc, char **argv)
 		case OPT_PAGES: so->pages = parse_num(a, "--pages", optarg, 16, 1ULL << 32); break;
 		case OPT_EPOCHS: so->epochs = parse_num(a, "--epochs", optarg, 1, 1000000); break;
 		case OPT_SAMPLES: so->samples = parse_num(a, "--samples", optarg, 1, 1ULL << 32); break;
-		case OPT_SEED: so->seed = parse_num(a, "--seed", optarg, 0, UINT64_MAX); break;
+		case OPT_SEED: o->sampler_seed = so->seed = parse_num(a, "--seed", optarg, 0, UINT64_MAX); break;
+		case 's': {
+			char why[160];
+
+			if (sampler_parse(optarg, a->samplers, MAX_SAMPLERS, &a->nsamplers, why, sizeof(why))) {
+				fprintf(stderr, "cxltier-replay: --sampler '%s': %s\nTry 'cxltier-replay --help'.\n",
+					optarg, why);
+				return 2;
+			}
+			break;
+		}
+		case OPT_HINT_PERIOD:
+			o->hint_period_ms = parse_num(a, "--hint-period-ms", optarg, 1, 3600000);
+			break;
 		case OPT_ALPHA: so->alpha = parse_dbl(a, "--alpha", optarg, 0, 10); break;
 		case OPT_HOT: so->hot = parse_dbl(a, "--hot", optarg, 1e-6, 1); break;
 		case OPT_HOT_SHARE: so->hot_share = parse_dbl(a, "--hot-share", optarg, 0, 1); break;
@@ -299,7 +350,9 @@ static int parse_args(struct args *a, int argc, char **argv)
 
 			mover__default_opts(&mo);
 			printf(usage_text, mo.rate_mbps, mo.low_wmark_pct, mo.high_wmark_pct,
-			       mo.pingpong_epochs, mo.pingpong_epochs);
+			       mo.pingpong_epochs, mo.pingpong_epochs, PMU_CPU_SHARE_DEFAULT * 100,
+			       PMU_COST_NS_DEFAULT / 1000, DAMON_SAMPLE_US / 1000, DAMON_AGGR_US / 1000,
+			       o->hint_period_ms);
 			return close_output(stdout, "standard output");
 		}
 		default: fprintf(stderr, "Try 'cxltier-replay --help'.\n"); return 2;
@@ -515,52 +568,102 @@ fail:
 	return NULL;
 }
 
-/* Runs "none" (with the oracle) and each row, then prints; the exit status. */
+/*
+ * What every run of a trace shares: its scan, the tiers' capacities, the
+ * number of epochs, the samplers' defaults that depend on the trace.  0, or
+ * 1 with a message.
+ */
+static int setup_runs(struct args *a, const char *path, const struct trace *t, struct trace_scan *sc,
+		      struct run_in *in)
+{
+	struct model_opts *o = &a->o;
+	char msg[256];
+
+	if (scan_trace(t, sc, msg, sizeof(msg))) {
+		fprintf(stderr, "cxltier-replay: %s: %s\n", path, msg);
+		return 1;
+	}
+	*in = (struct run_in){ .path = path, .trace = t, .scan = sc, .o = o,
+			       .fast_cap = o->fast_pages ? o->fast_pages : (uint64_t)ceil(sc->pages * o->fast_ratio),
+			       .slow_cap = o->slow_pages ? o->slow_pages : sc->pages,
+			       .nr_epochs = count_epochs(path, sc, o->epoch_ms) };
+	for (int i = 0; i < a->nsamplers; i++)
+		sampler_resolve(&a->samplers[i], sc);
+	return in->nr_epochs ? 0 : 1;
+}
+
+/* --to-csv with one --sampler: the samples it reports, with no policy; the exit status. */
+static int sampled_csv(struct args *a, const char *path, const struct trace *t)
+{
+	struct result res = { .name = "none" };
+	struct trace_scan sc;
+	struct run_in in;
+	FILE *f;
+	int rc;
+
+	if (a->nsamplers != 1)
+		return usage_error("--to-csv takes one --sampler at most%s", "");
+	if (!t->nr_samples) {
+		fprintf(stderr, "cxltier-replay: %s: the trace holds no samples\n", path);
+		return 1;
+	}
+	if (setup_runs(a, path, t, &sc, &in))
+		return 1;
+	if (!(f = a->out ? fopen(a->out, "w") : stdout)) {
+		fprintf(stderr, "cxltier-replay: cannot create %s: %s\n", a->out, strerror(errno));
+		return 1;
+	}
+	in.sampler = &a->samplers[0];
+	in.csv = f;
+	csv_header(f);
+	rc = run_policy(&in, &res) ? 1 : 0;
+	errno = 0;
+	return close_output(f, a->out ? a->out : "standard output") || rc;
+}
+
+/* Runs "none" (with the oracle) and each row under each sampler, then prints; the exit status. */
 static int replay(struct args *a, const char *path, const struct trace *t, char **names, int npol)
 {
 	struct model_opts *o = &a->o;
 	struct result *res = NULL;
 	struct row *rows;
 	struct trace_scan sc;
-	uint64_t fast_cap, slow_cap, *heat = NULL;
+	uint64_t *heat = NULL;
 	double *ratios = NULL;
 	size_t ratios_size = 0;
 	struct run_in in;
-	char msg[256];
-	int rc, nrows, failed = 0;
+	int rc, nrows, nres = 0, failed = 0, ns = a->nsamplers ? a->nsamplers : 1;
 	double t0;
 
 	if (!(rows = make_rows(a, names, npol, &nrows, &rc)))
 		return rc;
 	rc = 1;
-	if (!(res = shared_alloc((nrows + 2) * sizeof(*res)))) {
+	if (nrows * ns > MAX_ROWS) {
+		fprintf(stderr, "cxltier-replay: more than %d rows (policies x parameter values x samplers)\n",
+			MAX_ROWS);
+		goto out;
+	}
+	nres = 2 + nrows * ns;
+	if (!(res = shared_alloc(nres * sizeof(*res)))) {
 		fprintf(stderr, "cxltier-replay: out of memory\n");
 		goto out;
 	}
-	if (scan_trace(t, &sc, msg, sizeof(msg))) {
-		fprintf(stderr, "cxltier-replay: %s: %s\n", path, msg);
+	if (setup_runs(a, path, t, &sc, &in))
 		goto out;
-	}
-	fast_cap = o->fast_pages ? o->fast_pages : (uint64_t)ceil(sc.pages * o->fast_ratio);
-	slow_cap = o->slow_pages ? o->slow_pages : sc.pages;
 	o->progress = isatty(2) && !o->json;
-	in = (struct run_in){ .path = path, .trace = t, .scan = &sc, .o = o,
-			      .fast_cap = fast_cap, .slow_cap = slow_cap,
-			      .nr_epochs = count_epochs(path, &sc, o->epoch_ms) };
-	if (!in.nr_epochs)
-		goto out;
 	snprintf(res[0].name, sizeof(res[0].name), "oracle");
 	snprintf(res[1].name, sizeof(res[1].name), "none");
-	for (int i = 0; i < nrows; i++) {
-		snprintf(res[2 + i].name, sizeof(res[2 + i].name), "%s", rows[i].label);
-		res[2 + i].row = &rows[i];
+	for (int i = 0; i < nrows * ns; i++) {
+		snprintf(res[2 + i].name, sizeof(res[2 + i].name), "%s", rows[i / ns].label);
+		res[2 + i].row = &rows[i / ns];
+		res[2 + i].sampler = a->nsamplers ? a->samplers[i % ns].label : NULL;
 	}
 	/* Per-epoch ratios are for the plot only: memory by time span otherwise stays nil. */
 	if (o->plot_dir) {
-		ratios_size = (nrows + 2) * in.nr_epochs * sizeof(double);
+		ratios_size = nres * in.nr_epochs * sizeof(double);
 		if (!(ratios = shared_alloc(ratios_size)))
 			goto nomem;
-		for (int i = 0; i < nrows + 2; i++)
+		for (int i = 0; i < nres; i++)
 			res[i].epoch_ratio = ratios + i * in.nr_epochs;
 		in.heat_w = in.nr_epochs < 200 ? (uint32_t)in.nr_epochs : 200;
 		in.heat_h = 128;
@@ -574,9 +677,11 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 		goto out;
 	in.oracle = NULL;
 	in.heat_bins = NULL;
-	for (int i = 0; i < nrows; i++) {
-		int r = run_isolated(&in, &rows[i], a->policy_dir, a->decide_limit_ms, &res[2 + i]);
+	for (int i = 0; i < nrows * ns; i++) {
+		int r;
 
+		in.sampler = a->nsamplers ? &a->samplers[i % ns] : NULL;
+		r = run_isolated(&in, &rows[i / ns], a->policy_dir, a->decide_limit_ms, &res[2 + i]);
 		if (r < 0)
 			goto out;
 		failed += r;
@@ -584,25 +689,25 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 	if (o->timing) {
 		double epochs = 0, isolate = 0, fork = 0;
 
-		for (int i = 2; i < nrows + 2; i++) {
+		for (int i = 2; i < nres; i++) {
 			epochs += res[i].epochs;
 			isolate += res[i].isolate_ms;
 			fork += res[i].fork_ms;
 		}
 		fprintf(stderr, "replayed %llu samples x %d runs in %.2f s: %.1f M samples/s\n",
-			(unsigned long long)t->nr_samples, nrows + 1, now_sec() - t0,
-			t->nr_samples * (nrows + 1) / (now_sec() - t0) / 1e6);
+			(unsigned long long)t->nr_samples, nres - 1, now_sec() - t0,
+			t->nr_samples * (nres - 1) / (now_sec() - t0) / 1e6);
 		fprintf(stderr, "isolation: %.3f ms per epoch (view and plan copies, time limit), %.1f ms per row (child process)\n",
-			epochs ? isolate / epochs : 0, nrows ? fork / nrows : 0);
+			epochs ? isolate / epochs : 0, nres > 2 ? fork / (nres - 2) : 0);
 	}
 	if (o->json)
-		print_json(o, t, sc.pages, fast_cap, res, nrows + 2);
+		print_json(o, t, sc.pages, in.fast_cap, res, nres);
 	else
-		print_table(o, t, sc.pages, fast_cap, res, nrows + 2);
+		print_table(o, t, sc.pages, in.fast_cap, res, nres);
 	errno = 0;
 	rc = close_output(stdout, "standard output");
 	if (!rc && o->plot_dir)
-		rc = write_plots(o->plot_dir, res, nrows + 2, heat, in.heat_w, in.heat_h);
+		rc = write_plots(o->plot_dir, res, nres, heat, in.heat_w, in.heat_h);
 	if (!rc && failed)
 		rc = 1;
 	goto out;
@@ -613,7 +718,7 @@ out:
 	if (ratios)
 		munmap(ratios, ratios_size);
 	if (res)
-		munmap(res, (nrows + 2) * sizeof(*res));
+		munmap(res, nres * sizeof(*res));
 	free_rows(rows, nrows);
 	free(heat);
 	return rc;
@@ -623,10 +728,11 @@ int main(int argc, char **argv)
 {
 	struct args a = {
 		.o = { .fast_ratio = 0.25, .epoch_ms = 1000, .fast_ns = 100, .slow_ns = 250,
-		       .migrate_ns = 2000, .decay = 0.5 },
+		       .migrate_ns = 2000, .decay = 0.5, .sampler_seed = 1 },
 		.so = { .pages = 32768, .epochs = 60, .samples = 500000, .seed = 1, .alpha = 0.99,
 			.hot = 0.1, .hot_share = 0.9, .shift_every = 10 },
 	};
+	struct agent_config cfg;
 	struct mover_opts mo;
 	const char *path;
 	char msg[256];
@@ -640,6 +746,13 @@ int main(int argc, char **argv)
 	a.o.high_pct = mo.high_wmark_pct;
 	a.o.pingpong_epochs = mo.pingpong_epochs;
 	a.o.pingpong_window = mo.pingpong_epochs;
+	/* The hint sampler's period is the agent's: one place, config.c. */
+	if (config__defaults(&cfg)) {
+		fprintf(stderr, "cxltier-replay: out of memory\n");
+		return 1;
+	}
+	a.o.hint_period_ms = cfg.hint_period_ms;
+	config__free(&cfg);
 
 	default_policy_dir(a.policy_dir, sizeof(a.policy_dir));
 	if ((rc = parse_args(&a, argc, argv)) >= 0)
@@ -656,7 +769,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	npol = argc - optind - 1;
-	if (a.to_csv) {
+	if (a.to_csv && a.nsamplers) {
+		rc = sampled_csv(&a, path, &t);
+	} else if (a.to_csv) {
 		rc = to_csv(path, &t, a.out);
 	} else if (!t.nr_samples) {
 		fprintf(stderr, "cxltier-replay: %s: the trace holds no samples\n", path);

@@ -62,22 +62,22 @@ int model_target(struct model *md, uint32_t tgid)
 	ti = tracker__add_target(&md->tr, (pid_t)tgid, 0, comm, ORIGIN_PID);
 	if (ti < 0)
 		return ti;
-	if (md->nr_hist < md->tr.cap_targets) {
-		struct move_hist **hist = realloc(md->hist, md->tr.cap_targets * sizeof(*hist));
+	if (md->nr_pages < md->tr.cap_targets) {
+		struct model_page **pages = realloc(md->pages, md->tr.cap_targets * sizeof(*pages));
 		uint32_t *cap;
 
-		if (!hist)
+		if (!pages)
 			return -ENOMEM;
-		md->hist = hist;
-		cap = realloc(md->hist_cap, md->tr.cap_targets * sizeof(*cap));
+		md->pages = pages;
+		cap = realloc(md->pages_cap, md->tr.cap_targets * sizeof(*cap));
 		if (!cap)
 			return -ENOMEM;
-		md->hist_cap = cap;
-		for (uint32_t i = md->nr_hist; i < md->tr.cap_targets; i++) {
-			md->hist[i] = NULL;
-			md->hist_cap[i] = 0;
+		md->pages_cap = cap;
+		for (uint32_t i = md->nr_pages; i < md->tr.cap_targets; i++) {
+			md->pages[i] = NULL;
+			md->pages_cap[i] = 0;
 		}
-		md->nr_hist = md->tr.cap_targets;
+		md->nr_pages = md->tr.cap_targets;
 	}
 	tgid_insert(md, ti);
 	return ti;
@@ -103,7 +103,7 @@ long model_move_pages(void *ctx, int pid, unsigned long count, void **pages,
 
 	(void)flags;
 	for (unsigned long i = 0; i < count; i++) {
-		struct move_hist *h;
+		struct model_page *h;
 		struct cxlt_page *p;
 		uint32_t ti;
 		int64_t idx;
@@ -130,7 +130,8 @@ long model_move_pages(void *ctx, int pid, unsigned long count, void **pages,
 		cur->used[p->node]--;
 		cur->used[to]++;
 		status[i] = to;
-		h = &cur->hist[ti][idx];
+		h = &cur->pages[ti][idx];
+		h->marked = false;	/* hint: the page comes back mapped, the scanner's mark gone */
 		/*
 		 * Epochs since the last move, as the mover counts since_move: a
 		 * page moved in epoch E may move again in E + pingpong_epochs, so
@@ -171,22 +172,22 @@ void model_topology(struct model *md, long page_size)
 	}
 }
 
-int hist_grow(struct model *md, uint32_t ti, uint32_t n)
+int model_pages_grow(struct model *md, uint32_t ti, uint32_t n)
 {
-	struct move_hist *h;
-	uint32_t cap = md->hist_cap[ti];
+	struct model_page *h;
+	uint32_t cap = md->pages_cap[ti];
 
 	if (n <= cap)
 		return 0;
 	/* From 16: a trace may name 100k processes of a page or two each. */
 	while (cap < n)
 		cap = cap ? cap * 2 : 16;
-	h = realloc(md->hist[ti], cap * sizeof(*h));
+	h = realloc(md->pages[ti], cap * sizeof(*h));
 	if (!h)
 		return -ENOMEM;
-	memset(h + md->hist_cap[ti], 0, (cap - md->hist_cap[ti]) * sizeof(*h));
-	md->hist[ti] = h;
-	md->hist_cap[ti] = cap;
+	memset(h + md->pages_cap[ti], 0, (cap - md->pages_cap[ti]) * sizeof(*h));
+	md->pages[ti] = h;
+	md->pages_cap[ti] = cap;
 	return 0;
 }
 

@@ -31,6 +31,18 @@ int close_output(FILE *f, const char *name)
 	return 1;
 }
 
+void csv_header(FILE *f)
+{
+	fprintf(f, "time_ns,tgid,vaddr,source,weight\n");
+}
+
+void csv_sample(FILE *f, uint64_t time_ns, uint32_t tgid, uint64_t vaddr, const char *source,
+		uint32_t weight)
+{
+	fprintf(f, "%llu,%u,0x%llx,%s,%u\n", (unsigned long long)time_ns, tgid,
+		(unsigned long long)vaddr, source, weight);
+}
+
 int to_csv(const char *path, const struct trace *t, const char *out)
 {
 	FILE *f = out ? fopen(out, "w") : stdout;
@@ -47,12 +59,11 @@ int to_csv(const char *path, const struct trace *t, const char *out)
 		return 1;
 	}
 	trace_cursor__init(c, t);
-	fprintf(f, "time_ns,tgid,vaddr,source,weight\n");
+	csv_header(f);
 	while ((s = trace_cursor__next(c)))
-		fprintf(f, "%llu,%u,0x%llx,%s,%u\n", (unsigned long long)s->time_ns, s->tgid,
-			(unsigned long long)s->vpage * t->hdr.page_size,
-			sources__by_kind(s->source) ? sources__by_kind(s->source)->name : "?",
-			s->weight);
+		csv_sample(f, s->time_ns, s->tgid, s->vpage * t->hdr.page_size,
+			   sources__by_kind(s->source) ? sources__by_kind(s->source)->name : "?",
+			   s->weight);
 	errno = 0;
 	rc = close_output(f, out ? out : "standard output");
 	if (c->err) {
@@ -86,12 +97,27 @@ void print_table(const struct model_opts *o, const struct trace *t, uint64_t pag
 	printf("model: fast tier %llu pages (%.1f%%), access %.0f/%.0f ns, migration %.0f ns/page, budget %.0f MiB/s\n\n",
 	       (unsigned long long)fast_cap, 100.0 * fast_cap / pages, o->fast_ns, o->slow_ns,
 	       o->migrate_ns, o->rate_mbps);
-	int w = 14;
+	int w = 14, ws = 0;
+	bool hint = false;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		if ((int)strlen(r[i].name) > w)
 			w = (int)strlen(r[i].name);
-	printf("%-*s %9s %9s %9s %9s %10s %10s %10s", w, "policy", "fast-hit", "/oracle", "lat ns",
+		/* A sampler column when the policies saw a sampler's samples (--sampler). */
+		if (r[i].sampler && (int)strlen(r[i].sampler) > ws)
+			ws = (int)strlen(r[i].sampler) > 7 ? (int)strlen(r[i].sampler) : 7;
+		hint |= r[i].sampler && !strcmp(r[i].sampler, "hint");
+	}
+	if (ws) {
+		printf("sampled: each policy sees what its sampler reports; every access is scored");
+		if (hint)
+			printf(" (hint: a scanner pass every %u ms)", o->hint_period_ms);
+		printf("\n\n");
+	}
+	printf("%-*s", w, "policy");
+	if (ws)
+		printf(" %-*s", ws, "sampler");
+	printf(" %9s %9s %9s %9s %10s %10s %10s", "fast-hit", "/oracle", "lat ns",
 	       "+migr ns", "promoted", "demoted", "ping-pong");
 	if (o->timing)
 		printf(" %11s", "decide ms");
@@ -99,11 +125,14 @@ void print_table(const struct model_opts *o, const struct trace *t, uint64_t pag
 	for (int i = 0; i < n; i++) {
 		double ratio = r[i].accesses ? (double)r[i].fast_hits / r[i].accesses : 0;
 
+		printf("%-*s", w, r[i].name);
+		if (ws)
+			printf(" %-*s", ws, r[i].sampler ? r[i].sampler : "-");
 		if (r[i].error[0]) {
-			printf("%-*s %s\n", w, r[i].name, r[i].error);
+			printf(" %s\n", r[i].error);
 			continue;
 		}
-		printf("%-*s %8.1f%% %9.3f %9.1f %9.1f %10llu %10llu %10llu", w, r[i].name, 100 * ratio,
+		printf(" %8.1f%% %9.3f %9.1f %9.1f %10llu %10llu %10llu", 100 * ratio,
 		       oracle_ratio ? ratio / oracle_ratio : 0, lat(o, &r[i], false),
 		       lat(o, &r[i], i > 0), (unsigned long long)r[i].promoted,
 		       (unsigned long long)r[i].demoted, (unsigned long long)r[i].pingpong);
@@ -129,6 +158,8 @@ void print_json(const struct model_opts *o, const struct trace *t, uint64_t page
 		double ratio = r[i].accesses ? (double)r[i].fast_hits / r[i].accesses : 0;
 
 		json_object_object_add(p, "policy", json_object_new_string(r[i].name));
+		if (r[i].sampler)
+			json_object_object_add(p, "sampler", json_object_new_string(r[i].sampler));
 		if (r[i].row) {
 			struct json_object *params = json_object_new_object();
 
@@ -220,7 +251,7 @@ int write_plots(const char *dir, struct result *r, int n, const uint64_t *heat,
 		return 1;
 	fprintf(f, "epoch");
 	for (int i = 0; i < n; i++)
-		fprintf(f, " %s", r[i].name);
+		fprintf(f, " %s%s%s", r[i].name, r[i].sampler ? "/" : "", r[i].sampler ? r[i].sampler : "");
 	fprintf(f, "\n");
 	for (uint64_t e = 0; e < r[1].epochs; e++) {
 		fprintf(f, "%llu", (unsigned long long)e);

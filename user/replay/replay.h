@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cxltier-replay's parts: the tier model behind move_pages (model.c), one
- * run of a policy over a trace through the epoch pipeline (run.c), synthetic
- * traces (synth.c), and the table, JSON, CSV and plots (output.c); the
- * options and main are in user/cxltier-replay.c.
+ * run of a policy over a trace through the epoch pipeline (run.c), what a
+ * live source would have sampled of a full stream (sampler.c), each row in
+ * a process of its own (isolate.c), synthetic traces (synth.c), and the
+ * table, JSON, CSV and plots (output.c); the options and main are in
+ * user/cxltier-replay.c.
  */
 #ifndef CXLT_REPLAY_H
 #define CXLT_REPLAY_H
@@ -32,6 +34,8 @@ struct model_opts {
 	uint32_t pingpong_epochs;	/* the mover's: a moved page stays put this long */
 	uint32_t pingpong_window;	/* a move back sooner counts as a ping-pong */
 	double decay;
+	uint32_t hint_period_ms;	/* the hint sampler's scanner period */
+	uint64_t sampler_seed;		/* the pmu and damon samplers' draws */
 	bool timing, json, progress;
 	const char *plot_dir;
 };
@@ -56,14 +60,25 @@ struct result {
 	double fork_ms;		/* the row's child process, start to end */
 	char error[96];		/* why the row has no result ("" when it has one) */
 	const struct row *row;	/* the policy and parameters; NULL for oracle and none */
+	const char *sampler;	/* what the policy saw (--sampler); NULL: the trace as recorded */
 	double *epoch_ratio;	/* per epoch fast-hit ratio, for plots */
 };
 
 
-/* Per page, beside the tracker's record: for ping-pong counting. */
-struct move_hist {
+/*
+ * Per page, beside the tracker's record and indexed like it: what the model
+ * knows and the policy does not.  Every page of the full stream has a
+ * record in the tracker (live, the agent's scan finds resident pages that
+ * were never sampled); the tracker's samples are what the source saw, these
+ * are what happened.
+ */
+struct model_page {
+	uint64_t accesses;	/* this epoch, every access of the stream: the score's */
+	uint64_t last_ns;	/* time of its last access */
 	uint32_t last_epoch;	/* epoch of the last move + 1; 0 = never */
+	uint32_t region;	/* damon: its region, an index into sampler_run.reg */
 	int8_t last_to;
+	bool marked;		/* hint: the scanner marked it and no use has faulted since */
 };
 
 struct model {
@@ -75,9 +90,9 @@ struct model {
 	struct platform pf;		/* this model, behind the tracker's and mover's calls */
 	uint64_t e;			/* the epoch in flight, from 0 */
 	uint64_t cap[2], used[2];
-	struct move_hist **hist;	/* per target, indexed like its records */
-	uint32_t *hist_cap;
-	uint32_t nr_hist;		/* entries in hist and hist_cap */
+	struct model_page **pages;	/* per target, indexed like its records */
+	uint32_t *pages_cap;
+	uint32_t nr_pages;		/* entries in pages and pages_cap */
 	/*
 	 * tgid -> target index + 1 (0: free slot), open addressing: the
 	 * tracker's lookup is a linear scan, fine for the agent's few targets,
@@ -94,6 +109,46 @@ struct trace_scan {
 	uint64_t t_first, t_last;	/* samples may be a little out of order across CPUs */
 	uint64_t vpage_min, vpage_max;
 	uint32_t source_flags;		/* CXLT_SOURCE_REPEATS unless only page faults were recorded */
+	uint64_t accesses;		/* the weights' sum */
+};
+
+/* A --sampler: how a live source would have seen the stream (sampler.c). */
+enum sampler_kind { SAMPLER_NONE, SAMPLER_PMU, SAMPLER_HINT, SAMPLER_FAULT, SAMPLER_DAMON };
+
+struct sampler_spec {
+	enum sampler_kind kind;
+	uint64_t n;		/* pmu: one access in n; damon: pages a region (0: the default) */
+	char label[32];		/* as the table prints it: "pmu:1000", "hint" */
+};
+
+struct region_page {
+	uint32_t ti, idx;	/* target and record index */
+};
+
+struct damon_region {
+	uint32_t nr_accesses;	/* checks that found an access since the last aggregation */
+	uint32_t nr, cap;
+	struct region_page *pages;	/* the pages touched so far */
+};
+
+/* One run's emulated source. */
+struct sampler_run {
+	const struct sampler_spec *spec;
+	struct model *md;
+	FILE *csv;		/* the samples it reports, as CSV; NULL: none */
+	uint32_t page_size;
+	uint64_t rng;
+	uint64_t pmu_left;	/* pmu: accesses up to and including the next sampled one */
+	uint64_t period_ns;	/* hint: between passes; damon: between checks */
+	uint64_t next_ns;	/* the next pass or check */
+	uint64_t passes, passes_told;	/* hint: passes, and those the tracker knows of */
+	uint64_t last_access_ns;	/* damon: of any page */
+	uint64_t checks;
+	uint32_t checks_per_aggr;
+	bool pending;		/* damon: some region counted an access since the last aggregation */
+	struct page_table regions;	/* damon: (target, region number) -> index into reg */
+	struct damon_region *reg;
+	uint32_t cap_reg;
 };
 
 struct run_in {
@@ -107,6 +162,8 @@ struct run_in {
 	const double *guard_ms;		/* isolated: the policy's own time of the last decide() */
 	struct result *oracle;		/* filled when not NULL */
 	uint64_t *heat_bins;		/* pages x time access counts, when plotting */
+	const struct sampler_spec *sampler;	/* what the policy sees; NULL: the trace as recorded */
+	FILE *csv;			/* the sampler's samples, as CSV, when not NULL */
 	uint32_t heat_w, heat_h;
 };
 
@@ -125,7 +182,7 @@ long model_move_pages(void *ctx, int pid, unsigned long count, void **pages,
 void model_touch_pages(void *ctx, int pid, void **pages, uint32_t n);
 double model_now(void *ctx);
 void model_topology(struct model *md, long page_size);
-int hist_grow(struct model *md, uint32_t ti, uint32_t n);
+int model_pages_grow(struct model *md, uint32_t ti, uint32_t n);
 
 /* run.c */
 int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t msglen);
@@ -141,12 +198,39 @@ int run_policy(const struct run_in *in, struct result *res);
 int run_isolated(const struct run_in *in, const struct row *row, const char *policy_dir,
 		 uint32_t limit_ms, struct result *res);
 
+/* sampler.c */
+/*
+ * Adds the samplers of a --sampler value (NAME or NAME:N, comma-separated)
+ * to specs[*n], at most max in all; 0, or -EINVAL with why.
+ */
+int sampler_parse(const char *value, struct sampler_spec *specs, int max, int *n, char *why,
+		  size_t len);
+/* Fills in the defaults that depend on the trace (pmu's N) and the label. */
+void sampler_resolve(struct sampler_spec *sp, const struct trace_scan *sc);
+/* The view's source_flags under this sampler (recorded: the trace's own). */
+uint32_t sampler_source_flags(const struct sampler_spec *sp, uint32_t recorded);
+int sampler_run__init(struct sampler_run *s, const struct sampler_spec *spec, struct model *md,
+		      uint64_t t_first, const struct model_opts *o, uint32_t page_size, FILE *csv);
+void sampler_run__free(struct sampler_run *s);
+/* The source's own clock up to t (before an access at t): passes, checks, aggregations. */
+void sampler_run__clock(struct sampler_run *s, uint64_t t);
+/* An epoch begins at start: the clock, then what the agent learns at an epoch's start (hint). */
+void sampler_run__epoch(struct sampler_run *s, uint64_t start);
+/* One access of the stream to record idx of target ti (first: the page's first); 0 or -ENOMEM. */
+int sampler_run__access(struct sampler_run *s, const struct cxlt_sample *x, uint32_t ti,
+			uint32_t idx, bool first);
+
 /* synth.c */
+uint64_t splitmix64(uint64_t *x);
+double unit_rand(uint64_t *x);	/* [0, 1) */
 int synth(const struct synth_opts *so, const struct model_opts *o, const char *path);
 
 /* output.c */
 int close_output(FILE *f, const char *name);
 int to_csv(const char *path, const struct trace *t, const char *out);
+void csv_header(FILE *f);
+void csv_sample(FILE *f, uint64_t time_ns, uint32_t tgid, uint64_t vaddr, const char *source,
+		uint32_t weight);
 void print_table(const struct model_opts *o, const struct trace *t, uint64_t pages,
 		 uint64_t fast_cap, struct result *r, int n);
 void print_json(const struct model_opts *o, const struct trace *t, uint64_t pages,

@@ -34,6 +34,7 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t 
 			err = -ENOMEM;
 			break;
 		}
+		sc->accesses += x->weight ? x->weight : 1;
 		if (sources__kind_repeats(x->source))
 			sc->source_flags |= CXLT_SOURCE_REPEATS;
 		if (x->vpage < sc->vpage_min)
@@ -56,64 +57,14 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t 
 	return err;
 }
 
-/* The oracle's hits this epoch: the sum of the cap largest access counts. */
-static uint64_t oracle_hits(const struct tracker *tr, uint64_t cap, uint32_t *count_hist)
+/* Access counts below this go through the oracle's histogram; the rare larger ones are sorted. */
+#define ORACLE_HIST 65536
+
+static int cmp_desc(const void *a, const void *b)
 {
-	uint32_t max = 0;
-	uint64_t hits = 0, left = cap;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	for (uint32_t ti = 0; ti < tr->nr_targets; ti++) {
-		const struct page_table *pt = &tr->targets[ti].pt;
-
-		for (uint32_t i = 0; i < pt->nr; i++) {
-			uint32_t s = pt->pages[i].samples;
-
-			if (!s)
-				continue;
-			count_hist[s]++;
-			if (s > max)
-				max = s;
-		}
-	}
-	for (uint32_t s = max; s > 0; s--) {
-		uint64_t take = count_hist[s] < left ? count_hist[s] : left;
-
-		hits += take * s;
-		left -= take;
-		count_hist[s] = 0;
-	}
-	return hits;
-}
-
-
-/* Samples up to end (exclusive) into the tracker; the cursor stops at the first later one. */
-static int ingest_epoch(const struct run_in *in, struct model *md, struct trace_cursor *c,
-			uint64_t e, uint64_t end)
-{
-	const struct trace_scan *sc = in->scan;
-	const struct cxlt_sample *x;
-
-	while ((x = trace_cursor__peek(c)) && x->time_ns < end) {
-		struct cxlt_page_key key = { .tgid = x->tgid, .vpage = x->vpage };
-		struct cxlt_page_val val = { .samples = x->weight ? x->weight : 1,
-					     .hint_faults = x->source == CXLT_SRC_HINT };
-		int ti = model_target(md, x->tgid);
-
-		if (ti < 0)
-			return ti;
-		tracker__ingest_page(&md->tr, &md->tr.targets[ti], &key, &val);
-		if (in->heat_bins) {
-			/* Rows: address order, as the heap lies.  128 bits: the span may be 2^64. */
-			uint32_t x_bin = (uint32_t)(e * in->heat_w / in->nr_epochs);
-			uint32_t y_bin = (uint32_t)((unsigned __int128)(x->vpage - sc->vpage_min) *
-						    in->heat_h /
-						    ((unsigned __int128)(sc->vpage_max - sc->vpage_min) + 1));
-
-			in->heat_bins[(uint64_t)y_bin * in->heat_w + x_bin] += val.samples;
-		}
-		c->pos++;
-	}
-	return c->err;
+	return x < y ? 1 : x > y ? -1 : 0;
 }
 
 /* The replay's steps of the epoch pipeline (pipeline.h), over one run's model. */
@@ -122,18 +73,117 @@ struct replay_run {
 	struct result *res;
 	struct model md;
 	struct trace_cursor *c;
-	uint32_t *count_hist;	/* for the oracle */
+	uint32_t *count_hist;	/* for the oracle: pages by access count */
+	uint32_t max_count;	/* the largest count in count_hist */
+	uint64_t *big;		/* for the oracle: counts of ORACLE_HIST and more */
+	size_t nr_big, cap_big;
+	struct sampler_run smp;	/* what feeds the tracker */
 };
+
+/* One page's accesses this epoch, for the oracle; 0 or -ENOMEM. */
+static int oracle_count(struct replay_run *r, uint64_t a)
+{
+	if (a < ORACLE_HIST) {
+		r->count_hist[a]++;
+		if (a > r->max_count)
+			r->max_count = (uint32_t)a;
+		return 0;
+	}
+	if (r->nr_big == r->cap_big) {
+		size_t n = r->cap_big ? 2 * r->cap_big : 64;
+		uint64_t *big = realloc(r->big, n * sizeof(*big));
+
+		if (!big)
+			return -ENOMEM;
+		r->big = big;
+		r->cap_big = n;
+	}
+	r->big[r->nr_big++] = a;
+	return 0;
+}
+
+/* The oracle's hits this epoch: the sum of the cap largest counts; the counts start again. */
+static uint64_t oracle_hits(struct replay_run *r, uint64_t cap)
+{
+	uint64_t hits = 0, left = cap;
+
+	if (r->nr_big)
+		qsort(r->big, r->nr_big, sizeof(*r->big), cmp_desc);
+	for (size_t k = 0; k < r->nr_big && left; k++, left--)
+		hits += r->big[k];
+	for (uint32_t s = r->max_count; s > 0; s--) {
+		uint64_t take = r->count_hist[s] < left ? r->count_hist[s] : left;
+
+		hits += take * s;
+		left -= take;
+		r->count_hist[s] = 0;
+	}
+	r->nr_big = 0;
+	r->max_count = 0;
+	return hits;
+}
+
+/*
+ * The epoch [start, end): its accesses, every one (the cursor stops at the
+ * first later one).  Each page gets its record in the tracker on its first
+ * access, and its count of the epoch beside it (struct model_page): the
+ * truth the score is made of.  The emulated source sees each access and
+ * feeds the tracker what it would have reported (sampler.c).
+ */
+static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
+{
+	const struct run_in *in = r->in;
+	const struct trace_scan *sc = in->scan;
+	struct model *md = &r->md;
+	struct trace_cursor *c = r->c;
+	const struct cxlt_sample *x;
+
+	sampler_run__epoch(&r->smp, start);
+	while ((x = trace_cursor__peek(c)) && x->time_ns < end) {
+		uint32_t w = x->weight ? x->weight : 1;
+		int ti = model_target(md, x->tgid), idx, err;
+		struct model_page *mp;
+		struct target *t;
+		bool created;
+
+		if (ti < 0)
+			return ti;
+		sampler_run__clock(&r->smp, x->time_ns);
+		t = &md->tr.targets[ti];
+		idx = page_table__get(&t->pt, x->vpage << CXLT_PAGE_SHIFT, &created);
+		if (idx < 0)
+			return idx;
+		if (created && (err = model_pages_grow(md, ti, t->pt.nr)))
+			return err;
+		if ((err = sampler_run__access(&r->smp, x, ti, idx, created)))
+			return err;
+		mp = &md->pages[ti][idx];
+		mp->accesses += w;
+		mp->last_ns = x->time_ns;
+		if (in->heat_bins) {
+			/* Rows: address order, as the heap lies.  128 bits: the span may be 2^64. */
+			uint32_t x_bin = (uint32_t)(md->e * in->heat_w / in->nr_epochs);
+			uint32_t y_bin = (uint32_t)((unsigned __int128)(x->vpage - sc->vpage_min) *
+						    in->heat_h /
+						    ((unsigned __int128)(sc->vpage_max - sc->vpage_min) + 1));
+
+			in->heat_bins[(uint64_t)y_bin * in->heat_w + x_bin] += w;
+		}
+		c->pos++;
+	}
+	return c->err;
+}
 
 static int replay_ingest(void *ctx)
 {
 	struct replay_run *r = ctx;
 	uint64_t epoch_ns = (uint64_t)r->in->o->epoch_ms * 1000000;
+	uint64_t start = r->in->scan->t_first + r->md.e * epoch_ns;
 
-	return ingest_epoch(r->in, &r->md, r->c, r->md.e, r->in->scan->t_first + (r->md.e + 1) * epoch_ns);
+	return ingest_epoch(r, start, start + epoch_ns);
 }
 
-/* First touch, then the score of this epoch's accesses: the model's and the oracle's. */
+/* First touch, then the score of this epoch's accesses, all of them: the model's and the oracle's. */
 static int replay_account(void *ctx)
 {
 	struct replay_run *r = ctx;
@@ -144,9 +194,8 @@ static int replay_account(void *ctx)
 
 	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++) {
 		struct target *t = &md->tr.targets[ti];
+		struct model_page *mp = md->pages[ti];
 
-		if (hist_grow(md, ti, t->pt.nr))
-			return -ENOMEM;
 		for (uint32_t i = t->nodes_known; i < t->pt.nr; i++) {
 			int node = md->used[NODE_FAST] + low < md->cap[NODE_FAST] ? NODE_FAST : NODE_SLOW;
 
@@ -155,11 +204,16 @@ static int replay_account(void *ctx)
 		}
 		t->nodes_known = t->pt.nr;
 		for (uint32_t i = 0; i < t->pt.nr; i++) {
-			const struct cxlt_page *p = &t->pt.pages[i];
+			uint64_t a = mp[i].accesses;
 
-			acc += p->samples;
-			if (p->node == NODE_FAST)
-				hits += p->samples;
+			if (!a)
+				continue;
+			acc += a;
+			if (t->pt.pages[i].node == NODE_FAST)
+				hits += a;
+			if (in->oracle && oracle_count(r, a))
+				return -ENOMEM;
+			mp[i].accesses = 0;
 		}
 	}
 	r->res->accesses += acc;
@@ -167,7 +221,7 @@ static int replay_account(void *ctx)
 	if (r->res->epoch_ratio)
 		r->res->epoch_ratio[r->md.e] = acc ? (double)hits / acc : 0;
 	if (in->oracle) {
-		uint64_t oh = oracle_hits(&md->tr, md->cap[NODE_FAST], r->count_hist);
+		uint64_t oh = oracle_hits(r, md->cap[NODE_FAST]);
 
 		in->oracle->accesses += acc;
 		in->oracle->fast_hits += oh;
@@ -233,7 +287,7 @@ int run_policy(const struct run_in *in, struct result *res)
 		return -ENOMEM;
 	md = &r->md;
 	*r = (struct replay_run){ .in = in, .res = res, .md = { .o = o, .res = res },
-				  .count_hist = calloc(65536, sizeof(*r->count_hist)),
+				  .count_hist = calloc(ORACLE_HIST, sizeof(*r->count_hist)),
 				  .c = calloc(1, sizeof(*r->c)) };
 	if (!r->count_hist || !r->c) {
 		err = -ENOMEM;
@@ -253,7 +307,10 @@ int run_policy(const struct run_in *in, struct result *res)
 	mover__init(&md->m, &mo, trace->hdr.page_size);
 	md->eng = (struct engine){ .topo = &md->topo, .tr = &md->tr, .m = &md->m,
 				   .policy = in->policy, .epoch_ms = o->epoch_ms, .quiet = true,
-				   .source_flags = in->scan->source_flags };
+				   .source_flags = in->sampler ?
+					sampler_source_flags(in->sampler, in->scan->source_flags) :
+					in->scan->source_flags };
+	sampler_run__init(&r->smp, in->sampler, md, in->scan->t_first, o, trace->hdr.page_size, in->csv);
 	md->pf = (struct platform){ .move_pages = model_move_pages,
 				    .touch_pages = model_touch_pages, .now = model_now, .ctx = md };
 	md->tr.pf = md->m.pf = &md->pf;
@@ -271,15 +328,17 @@ out:
 	else if (err)
 		fprintf(stderr, "cxltier-replay: %s: policy %s failed: %s\n", in->path, res->name,
 			strerror(-err));
-	for (uint32_t i = 0; i < md->nr_hist; i++)
-		free(md->hist[i]);
-	free(md->hist);
-	free(md->hist_cap);
+	for (uint32_t i = 0; i < md->nr_pages; i++)
+		free(md->pages[i]);
+	free(md->pages);
+	free(md->pages_cap);
 	free(md->tgid_slots);
 	engine__free(&md->eng);
 	mover__free(&md->m);
 	tracker__free(&md->tr);
 	free(r->count_hist);
+	free(r->big);
+	sampler_run__free(&r->smp);
 	free(r->c);
 	free(r);
 	return err;

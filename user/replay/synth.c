@@ -11,7 +11,7 @@
 /* ---- synthetic traces ---- */
 
 
-static uint64_t splitmix(uint64_t *x)
+uint64_t splitmix64(uint64_t *x)
 {
 	uint64_t z = (*x += 0x9E3779B97F4A7C15ULL);
 
@@ -20,9 +20,9 @@ static uint64_t splitmix(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
-static double unit(uint64_t *x)
+double unit_rand(uint64_t *x)
 {
-	return (splitmix(x) >> 11) * (1.0 / 9007199254740992.0);
+	return (splitmix64(x) >> 11) * (1.0 / 9007199254740992.0);
 }
 
 int synth(const struct synth_opts *so, const struct model_opts *o, const char *path)
@@ -46,7 +46,7 @@ int synth(const struct synth_opts *so, const struct model_opts *o, const char *p
 	for (uint64_t i = 0; i < so->pages; i++)
 		perm[i] = i;
 	for (uint64_t i = so->pages - 1; i > 0; i--) {
-		uint64_t j = splitmix(&rng) % (i + 1), t = perm[i];
+		uint64_t j = splitmix64(&rng) % (i + 1), t = perm[i];
 
 		perm[i] = perm[j];
 		perm[j] = t;
@@ -77,7 +77,7 @@ int synth(const struct synth_opts *so, const struct model_opts *o, const char *p
 			uint64_t rank;
 
 			if (cdf) {
-				double u = unit(&rng);
+				double u = unit_rand(&rng);
 				uint64_t lo = 0, hi = so->pages - 1;
 
 				while (lo < hi) {
@@ -89,10 +89,10 @@ int synth(const struct synth_opts *so, const struct model_opts *o, const char *p
 						hi = mid;
 				}
 				rank = lo;
-			} else if (unit(&rng) < so->hot_share) {
-				rank = (hot_start + splitmix(&rng) % hot_pages) % so->pages;
+			} else if (unit_rand(&rng) < so->hot_share) {
+				rank = (hot_start + splitmix64(&rng) % hot_pages) % so->pages;
 			} else {
-				rank = (hot_start + hot_pages + splitmix(&rng) % (so->pages - hot_pages)) %
+				rank = (hot_start + hot_pages + splitmix64(&rng) % (so->pages - hot_pages)) %
 				       so->pages;
 			}
 			counts[perm[rank]]++;

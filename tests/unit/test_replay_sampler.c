@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The replay's hint sampler against the tracker: what the emulated kernel
+ * marks, what the agent's mirror of the marks (tracker__mark_pass, one
+ * epoch late, as marks.c follows the scanner live) makes of it in
+ * CXLT_PAGE_UNSEEN, and a migration dropping a mark.  The samplers' output
+ * sample by sample is tests/cli/replay-sampler.sh's.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+/* The replay's parts are not in libcxlt.a: the ones the sampler needs, compiled in. */
+#include "../../user/replay/model.c"
+#include "../../user/replay/output.c"
+#include "../../user/replay/sampler.c"
+#include "../../user/replay/synth.c"
+
+#define MS 1000000ULL
+#define PAGE_A 0x100
+#define PAGE_B 0x200
+
+struct scene {
+	struct model_opts o;
+	struct result res;
+	struct model md;
+	struct sampler_spec spec;
+	struct sampler_run s;
+};
+
+static struct scene *scene_new(void)
+{
+	struct scene *sc = calloc(1, sizeof(*sc));
+
+	assert_non_null(sc);
+	sc->o = (struct model_opts){ .epoch_ms = 10, .hint_period_ms = 10, .pingpong_window = 10,
+				     .sampler_seed = 1 };
+	sc->md = (struct model){ .o = &sc->o, .res = &sc->res, .cap = { 100, 100 } };
+	assert_int_equal(tracker__init(&sc->md.tr, 0.5), 0);
+	sc->spec = (struct sampler_spec){ .kind = SAMPLER_HINT, .label = "hint" };
+	assert_int_equal(sampler_run__init(&sc->s, &sc->spec, &sc->md, 0, &sc->o, 4096, NULL), 0);
+	assert_true(sc->md.tr.sight);
+	return sc;
+}
+
+static void scene_free(struct scene *sc)
+{
+	sampler_run__free(&sc->s);
+	for (uint32_t i = 0; i < sc->md.nr_pages; i++)
+		free(sc->md.pages[i]);
+	free(sc->md.pages);
+	free(sc->md.pages_cap);
+	free(sc->md.tgid_slots);
+	tracker__free(&sc->md.tr);
+	free(sc);
+}
+
+/* One access of the stream, as run.c's ingest hands it on; the page's record. */
+static struct cxlt_page *touch(struct scene *sc, uint64_t t_ns, uint64_t vpage)
+{
+	struct cxlt_sample x = { .time_ns = t_ns, .tgid = 42, .source = CXLT_SRC_PMU, .weight = 7,
+				 .vpage = vpage };
+	int ti = model_target(&sc->md, x.tgid), idx;
+	struct target *t;
+	bool created;
+
+	assert_true(ti >= 0);
+	sampler_run__clock(&sc->s, t_ns);
+	t = &sc->md.tr.targets[ti];
+	idx = page_table__get(&t->pt, vpage << CXLT_PAGE_SHIFT, &created);
+	assert_true(idx >= 0);
+	assert_int_equal(model_pages_grow(&sc->md, ti, t->pt.nr), 0);
+	assert_int_equal(sampler_run__access(&sc->s, &x, ti, idx, created), 0);
+	sc->md.pages[ti][idx].last_ns = t_ns;
+	return &t->pt.pages[idx];
+}
+
+static struct cxlt_page *page(struct scene *sc, uint64_t vpage)
+{
+	struct page_table *pt = &sc->md.tr.targets[0].pt;
+
+	return &pt->pages[page_table__find(pt, vpage << CXLT_PAGE_SHIFT)];
+}
+
+static void epoch_start(struct scene *sc)
+{
+	sampler_run__epoch(&sc->s, sc->md.tr.epoch * sc->o.epoch_ms * MS);
+}
+
+/* The tracker's end of an epoch; the samples it held. */
+static void epoch_end(struct scene *sc)
+{
+	tracker__age(&sc->md.tr);
+	tracker__end_epoch(&sc->md.tr);
+}
+
+static bool unseen(struct scene *sc, uint64_t vpage)
+{
+	return page(sc, vpage)->flags & CXLT_PAGE_UNSEEN;
+}
+
+static void hint_faults_once_a_pass_and_unseen_follows_the_passes(void **state)
+{
+	struct scene *sc = scene_new();
+	struct cxlt_page *a;
+
+	(void)state;
+	/* Epoch 0: first touches fault (not hint faults); no pass yet, so both unseen. */
+	epoch_start(sc);
+	a = touch(sc, 1 * MS, PAGE_A);
+	assert_int_equal(a->samples, 1);
+	assert_false(a->flags & CXLT_PAGE_HINTED);
+	assert_int_equal(touch(sc, 2 * MS, PAGE_A)->samples, 1);	/* no mark: no fault */
+	assert_int_equal(touch(sc, 3 * MS, PAGE_B)->samples, 1);
+	epoch_end(sc);
+	assert_true(unseen(sc, PAGE_A) && unseen(sc, PAGE_B));
+
+	/*
+	 * Epoch 1: the pass at 10 ms marked both in the kernel; the agent, told
+	 * at the epoch's start, leaves pages sampled in the epoch the pass
+	 * began unmarked (it cannot order the two).  A's use faults once.
+	 */
+	epoch_start(sc);
+	a = touch(sc, 11 * MS, PAGE_A);
+	assert_int_equal(a->samples, 1);
+	assert_true(a->flags & CXLT_PAGE_HINTED);
+	assert_int_equal(touch(sc, 12 * MS, PAGE_A)->samples, 1);
+	epoch_end(sc);
+	assert_true(unseen(sc, PAGE_A) && unseen(sc, PAGE_B));
+
+	/* Epoch 2: the pass at 20 ms counts for B, idle since before it; A was sampled after. */
+	epoch_start(sc);
+	epoch_end(sc);
+	assert_true(unseen(sc, PAGE_A));
+	assert_false(unseen(sc, PAGE_B));
+
+	/* Epoch 3: the pass at 30 ms counts for both. */
+	epoch_start(sc);
+	epoch_end(sc);
+	assert_false(unseen(sc, PAGE_A));
+	assert_false(unseen(sc, PAGE_B));
+	scene_free(sc);
+}
+
+static void a_migration_drops_the_scanners_mark(void **state)
+{
+	struct scene *sc = scene_new();
+	void *addr = (void *)(uintptr_t)(PAGE_A << CXLT_PAGE_SHIFT);
+	int to = 1, status = -1;
+
+	(void)state;
+	epoch_start(sc);
+	touch(sc, 1 * MS, PAGE_A)->node = 0;
+	touch(sc, 2 * MS, PAGE_B)->node = 0;
+	sc->md.used[0] = 2;
+	epoch_end(sc);
+	/* The pass at 10 ms marks both; A moves before its next use, and comes back unmarked. */
+	epoch_start(sc);
+	assert_true(sc->md.pages[0][0].marked);
+	assert_int_equal(model_move_pages(&sc->md, 42, 1, &addr, &to, &status, 0), 0);
+	assert_int_equal(status, 1);
+	assert_int_equal(touch(sc, 11 * MS, PAGE_A)->samples, 0);
+	assert_int_equal(touch(sc, 12 * MS, PAGE_B)->samples, 1);
+	scene_free(sc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(hint_faults_once_a_pass_and_unseen_follows_the_passes),
+		cmocka_unit_test(a_migration_drops_the_scanners_mark),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Sampler emulation: what a live source would have seen of a full access
+ * stream (a capture of a real program, a synthetic trace: every access,
+ * weighted).  The model counts every access for the score (struct
+ * model_page, run.c); the tracker, and so the policy, gets only what the
+ * source emulated here reports.  One run, one source (--sampler):
+ *
+ *   none    the trace as recorded, each sample as it is: a recording of a
+ *           live source already is what that source saw.
+ *   pmu:N   one access in N, at random: the gap to the next sampled access
+ *           is geometric with mean N (each access is sampled with
+ *           probability 1/N, as a randomized sample period does), seeded by
+ *           --seed.  Without N, the agent's own budget: PMU_CPU_SHARE_DEFAULT
+ *           of one core at PMU_COST_NS_DEFAULT a sample (1% at 3 us: 3,333
+ *           samples a second of trace time), N being the trace's accesses
+ *           a second over that.  A live PMU samples memory-bound loads, not
+ *           every access: this is the same number of samples, spread over
+ *           all accesses.
+ *   hint    NUMA hint faults: a page faults on its first touch and on its
+ *           first use after each pass of the kernel's scanner, which marks
+ *           every page at the end of each --hint-period-ms (the agent's
+ *           hint_period_ms) at once; a migration drops the mark (the page
+ *           comes back mapped).  So at most one sample a page a period.  The
+ *           agent learns of a pass at the next epoch's start and marks its
+ *           records as live (tracker__mark_pass, tracker.sight): pages not
+ *           marked since their last sample are CXLT_PAGE_UNSEEN.  The CPU
+ *           budget that gates the live scanner is not modelled: every pass
+ *           marks both tiers.
+ *   fault   page faults: each page's first touch only.
+ *   damon:R DAMON: fixed regions of R pages (default 512: 2 MiB), aligned.
+ *           Every sampling interval (DAMON_SAMPLE_US, the agent's own
+ *           kdamond's) one page of each region, drawn at random among those
+ *           touched so far, is checked for an access since the last check;
+ *           every aggregation interval (DAMON_AGGR_US) each page of the
+ *           region gets the region's count of accessed checks as its
+ *           samples, as damon__drain() hands them to the tracker.  Real
+ *           DAMON splits and merges regions to fit the accesses; these stay.
+ *
+ * Pages the source never reports still have records, with no samples and
+ * not CXLT_PAGE_SAMPLED: live, the agent's scan finds resident pages.  Time
+ * is the trace's: its samples are the stream's resolution (a capture puts a
+ * window's accesses at its end, a synthetic trace spreads an epoch's over
+ * it).  Events on the source's own clock (passes, checks, aggregations) due
+ * at or before an access happen before it; those after an epoch's last
+ * access, at the next epoch's start.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "damon.h"
+#include "pmu.h"
+#include "replay.h"
+#include "sources.h"
+#include "util.h"
+
+#define DAMON_REGION_PAGES 512
+
+static const struct {
+	const char *name;
+	enum sampler_kind kind;
+	bool takes_n;		/* NAME:N */
+} kinds[] = {
+	{ "none", SAMPLER_NONE, false },
+	{ "pmu", SAMPLER_PMU, true },
+	{ "hint", SAMPLER_HINT, false },
+	{ "fault", SAMPLER_FAULT, false },
+	{ "damon", SAMPLER_DAMON, true },
+};
+
+#define SAMPLER_NAMES "none, pmu[:N], hint, fault, damon[:PAGES]"
+
+int sampler_parse(const char *value, struct sampler_spec *specs, int max, int *n, char *why,
+		  size_t len)
+{
+	char buf[256], *tok, *save;
+	int before = *n;
+
+	if (strlen(value) >= sizeof(buf)) {
+		snprintf(why, len, "too long");
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", value);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		char *colon = strchr(tok, ':');
+		struct sampler_spec *sp;
+		uint64_t v = 0;
+		size_t k;
+
+		if (colon)
+			*colon = '\0';
+		for (k = 0; k < ARRAY_SIZE(kinds) && strcmp(kinds[k].name, tok); k++)
+			;
+		if (k == ARRAY_SIZE(kinds)) {
+			snprintf(why, len, "unknown sampler '%s' (%s)", tok, SAMPLER_NAMES);
+			return -EINVAL;
+		}
+		if (colon && !kinds[k].takes_n) {
+			snprintf(why, len, "%s takes no value (%s)", tok, SAMPLER_NAMES);
+			return -EINVAL;
+		}
+		if (colon && parse_u64(colon + 1, 1, 1ULL << 32, &v)) {
+			snprintf(why, len, "'%s' of %s is not a number from 1 to 4294967296", colon + 1, tok);
+			return -EINVAL;
+		}
+		if (*n == max) {
+			snprintf(why, len, "at most %d samplers", max);
+			return -EINVAL;
+		}
+		sp = &specs[(*n)++];
+		*sp = (struct sampler_spec){ .kind = kinds[k].kind, .n = v };
+		snprintf(sp->label, sizeof(sp->label), "%s", tok);
+	}
+	if (*n == before) {
+		snprintf(why, len, "no sampler named (%s)", SAMPLER_NAMES);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+void sampler_resolve(struct sampler_spec *sp, const struct trace_scan *sc)
+{
+	const char *name = sp->label;
+	char *colon = strchr(sp->label, ':');
+
+	if (colon)
+		*colon = '\0';
+	if (sp->kind == SAMPLER_PMU && !sp->n) {
+		/* Samples a second the agent's budget allows, over the trace's accesses a second. */
+		double budget = PMU_CPU_SHARE_DEFAULT / (PMU_COST_NS_DEFAULT * 1e-9);
+		double span_s = (sc->t_last - sc->t_first) / 1e9;
+		double every = span_s > 0 ? sc->accesses / span_s / budget : 1;
+
+		sp->n = every < 1 ? 1 : every > 4294967296.0 ? 4294967296ULL : (uint64_t)llround(every);
+	}
+	if (sp->kind == SAMPLER_DAMON && !sp->n)
+		sp->n = DAMON_REGION_PAGES;
+	if (sp->n) {
+		char label[sizeof(sp->label)];
+
+		snprintf(label, sizeof(label), "%.8s:%llu", name, (unsigned long long)sp->n);
+		memcpy(sp->label, label, sizeof(label));
+	}
+}
+
+uint32_t sampler_source_flags(const struct sampler_spec *sp, uint32_t recorded)
+{
+	if (sp->kind == SAMPLER_NONE)
+		return recorded;
+	return sp->kind == SAMPLER_FAULT ? 0 : CXLT_SOURCE_REPEATS;
+}
+
+/* The next tick of a clock of period p after t, from next (<= t); saturates. */
+static uint64_t tick_after(uint64_t next, uint64_t t, uint64_t p)
+{
+	uint64_t k = (t - next) / p + 1;
+
+	return k > (UINT64_MAX - next) / p ? UINT64_MAX : next + k * p;
+}
+
+/* Accesses up to and including the next sampled one (pmu): geometric, mean N. */
+static uint64_t pmu_gap(struct sampler_run *s)
+{
+	double u;
+
+	if (s->spec->n <= 1)
+		return 1;
+	u = unit_rand(&s->rng);
+	return 1 + (uint64_t)floor(log1p(-u) / log1p(-1.0 / (double)s->spec->n));
+}
+
+/* What the source reports of page idx of target ti: n samples of kind source (0: damon). */
+static void emit(struct sampler_run *s, uint32_t ti, uint32_t idx, uint64_t time_ns, uint32_t n,
+		 uint16_t source)
+{
+	struct target *t = &s->md->tr.targets[ti];
+	uint64_t addr = t->pt.pages[idx].addr;
+	struct cxlt_page_key key = { .tgid = (uint32_t)t->pid, .vpage = addr >> CXLT_PAGE_SHIFT };
+	struct cxlt_page_val val = { .samples = n, .hint_faults = source == CXLT_SRC_HINT };
+
+	tracker__ingest_page(&s->md->tr, t, &key, &val);
+	if (s->csv) {
+		const struct source_def *d = sources__by_kind(source);
+
+		csv_sample(s->csv, time_ns, key.tgid, (addr >> CXLT_PAGE_SHIFT) * s->page_size,
+			   source ? (d ? d->name : "?") : "damon", n);
+	}
+}
+
+/* damon: the new page idx of target ti joins its region. */
+static int damon_add(struct sampler_run *s, uint32_t ti, uint32_t idx, uint64_t vpage)
+{
+	/* Target in the top bits, as scan_trace counts pages: apart unless vpage is huge. */
+	uint64_t key = ((vpage / s->spec->n) ^ ((uint64_t)s->md->tr.targets[ti].pid << 40)) << 12;
+	struct damon_region *g;
+	bool created;
+	int r = page_table__get(&s->regions, key, &created);
+
+	if (r < 0)
+		return r;
+	if ((uint32_t)r >= s->cap_reg) {
+		uint32_t cap = s->cap_reg ? 2 * s->cap_reg : 64;
+		struct damon_region *reg = realloc(s->reg, cap * sizeof(*reg));
+
+		if (!reg)
+			return -ENOMEM;
+		memset(reg + s->cap_reg, 0, (cap - s->cap_reg) * sizeof(*reg));
+		s->reg = reg;
+		s->cap_reg = cap;
+	}
+	g = &s->reg[r];
+	if (g->nr == g->cap) {
+		uint32_t cap = g->cap ? 2 * g->cap : 4;
+		struct region_page *pages = realloc(g->pages, cap * sizeof(*pages));
+
+		if (!pages)
+			return -ENOMEM;
+		g->pages = pages;
+		g->cap = cap;
+	}
+	g->pages[g->nr++] = (struct region_page){ .ti = ti, .idx = idx };
+	s->md->pages[ti][idx].region = (uint32_t)r;
+	return 0;
+}
+
+/* damon: every page of a region that saw accesses gets its count; counts start again. */
+static void damon_aggregate(struct sampler_run *s, uint64_t now)
+{
+	const struct model *md = s->md;
+
+	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++)
+		for (uint32_t i = 0; i < md->tr.targets[ti].pt.nr; i++) {
+			uint32_t acc = s->reg[md->pages[ti][i].region].nr_accesses;
+
+			if (acc)
+				emit(s, ti, i, now, acc, 0);
+		}
+	for (uint32_t r = 0; r < s->regions.nr; r++)
+		s->reg[r].nr_accesses = 0;
+	s->pending = false;
+}
+
+/* damon: the checks and aggregations due up to t. */
+static void damon_advance(struct sampler_run *s, uint64_t t)
+{
+	while (s->next_ns <= t) {
+		uint64_t prev = s->next_ns - s->period_ns;
+
+		if (!s->pending && s->last_access_ns < prev) {
+			/* Nothing to find and nothing to hand on: every check due is empty. */
+			uint64_t next = tick_after(s->next_ns, t, s->period_ns);
+
+			s->checks += (next - s->next_ns) / s->period_ns;
+			s->next_ns = next;
+			break;
+		}
+		for (uint32_t r = 0; r < s->regions.nr; r++) {
+			struct damon_region *g = &s->reg[r];
+			const struct region_page *pg = &g->pages[splitmix64(&s->rng) % g->nr];
+
+			if (s->md->pages[pg->ti][pg->idx].last_ns >= prev) {
+				g->nr_accesses++;
+				s->pending = true;
+			}
+		}
+		if (++s->checks % s->checks_per_aggr == 0)
+			damon_aggregate(s, s->next_ns);
+		s->next_ns = s->next_ns > UINT64_MAX - s->period_ns ? UINT64_MAX : s->next_ns + s->period_ns;
+		if (s->next_ns == UINT64_MAX)
+			break;
+	}
+}
+
+void sampler_run__clock(struct sampler_run *s, uint64_t t)
+{
+	const struct model *md = s->md;
+
+	if (s->spec->kind == SAMPLER_DAMON) {
+		damon_advance(s, t);
+	} else if (s->spec->kind == SAMPLER_HINT && s->next_ns <= t) {
+		/* Passes with no access between them mark what one marks. */
+		for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++)
+			for (uint32_t i = 0; i < md->tr.targets[ti].pt.nr; i++)
+				md->pages[ti][i].marked = true;
+		s->passes++;
+		s->next_ns = tick_after(s->next_ns, t, s->period_ns);
+	}
+}
+
+int sampler_run__init(struct sampler_run *s, const struct sampler_spec *spec, struct model *md,
+		      uint64_t t_first, const struct model_opts *o, uint32_t page_size, FILE *csv)
+{
+	static const struct sampler_spec none = { .kind = SAMPLER_NONE, .label = "none" };
+
+	*s = (struct sampler_run){ .spec = spec ? spec : &none, .md = md, .csv = csv,
+				   .page_size = page_size, .rng = o->sampler_seed };
+	switch (s->spec->kind) {
+	case SAMPLER_PMU:
+		s->pmu_left = pmu_gap(s);
+		break;
+	case SAMPLER_HINT:
+		s->period_ns = (uint64_t)o->hint_period_ms * 1000000;
+		md->tr.sight = true;
+		break;
+	case SAMPLER_DAMON:
+		s->period_ns = DAMON_SAMPLE_US * 1000ULL;
+		s->checks_per_aggr = DAMON_AGGR_US / DAMON_SAMPLE_US;
+		break;
+	default:
+		break;
+	}
+	s->next_ns = s->period_ns && t_first <= UINT64_MAX - s->period_ns ? t_first + s->period_ns :
+									     UINT64_MAX;
+	return 0;
+}
+
+void sampler_run__free(struct sampler_run *s)
+{
+	for (uint32_t r = 0; r < s->regions.nr; r++)
+		free(s->reg[r].pages);
+	free(s->reg);
+	free(s->regions.pages);
+	free(s->regions.slots);
+}
+
+void sampler_run__epoch(struct sampler_run *s, uint64_t start)
+{
+	struct tracker *tr = &s->md->tr;
+
+	sampler_run__clock(s, start);
+	if (s->spec->kind != SAMPLER_HINT || s->passes == s->passes_told)
+		return;
+	/* As the agent follows the scanner (marks.c): a pass ended since the last look. */
+	for (uint32_t ti = 0; ti < tr->nr_targets; ti++) {
+		tracker__mark_pass(tr, &tr->targets[ti], true, 0);
+		tr->targets[ti].scan.pass_start = tr->epoch;
+	}
+	s->passes_told = s->passes;
+}
+
+int sampler_run__access(struct sampler_run *s, const struct cxlt_sample *x, uint32_t ti,
+			uint32_t idx, bool first)
+{
+	uint32_t w = x->weight ? x->weight : 1;
+	struct model_page *mp = &s->md->pages[ti][idx];
+	uint64_t k = 0;
+
+	switch (s->spec->kind) {
+	case SAMPLER_NONE:
+		emit(s, ti, idx, x->time_ns, w, x->source);
+		break;
+	case SAMPLER_FAULT:
+		if (first)
+			emit(s, ti, idx, x->time_ns, 1, CXLT_SRC_FAULT);
+		break;
+	case SAMPLER_HINT:
+		if (first || mp->marked)
+			emit(s, ti, idx, x->time_ns, 1, first ? CXLT_SRC_FAULT : CXLT_SRC_HINT);
+		mp->marked = false;
+		break;
+	case SAMPLER_PMU:
+		if (s->spec->n <= 1) {
+			k = w;
+		} else {
+			for (; w >= s->pmu_left; k++) {
+				w -= (uint32_t)s->pmu_left;
+				s->pmu_left = pmu_gap(s);
+			}
+			s->pmu_left -= w;
+		}
+		if (k)
+			emit(s, ti, idx, x->time_ns, (uint32_t)k, CXLT_SRC_PMU);
+		break;
+	case SAMPLER_DAMON:
+		if (x->time_ns > s->last_access_ns)
+			s->last_access_ns = x->time_ns;
+		if (first)
+			return damon_add(s, ti, idx, x->vpage);
+		break;
+	}
+	return 0;
+}

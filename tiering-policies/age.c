@@ -126,9 +126,9 @@ static uint64_t displace(struct age *a, const struct cxlt_view *v, const int8_t 
 			const struct cxlt_page *p = &v->targets[t].pages[i];
 
 			if (p->node < 0 || roles[p->node] != CXLT_NODE_FAST ||
-			    p->since_move < a->settle_epochs)
+			    p->since_move < a->settle_epochs || !p->npages)
 				continue;
-			victims[nv++] = (struct cxlt_cand){ .key = 1e6f * p->idle_epochs - p->heat,
+			victims[nv++] = (struct cxlt_cand){ .key = 1e6f * p->idle_epochs - cxlt_heat_per_page(p),
 							    .target = t, .page = (uint32_t)i };
 		}
 	cxlt_top_k(victims, nv, np - room < nv ? np - room : nv);
@@ -179,7 +179,7 @@ static int age_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 			struct cxlt_cand *c;
 
 			if (p->node < 0 || roles[p->node] < 0 ||
-			    p->since_move < a->settle_epochs)
+			    p->since_move < a->settle_epochs || !p->npages)
 				continue;
 			if (roles[p->node] == CXLT_NODE_FAST) {
 				/* Idle time means something only when the source sees repeated use. */
@@ -196,7 +196,7 @@ static int age_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 				    p->idle_epochs >= a->active_epochs)
 					continue;
 				c = &a->cands[ns++];
-				c->key = -1e6f * p->idle_epochs + p->heat;
+				c->key = -1e6f * p->idle_epochs + cxlt_heat_per_page(p);
 			}
 			c->target = t;
 			c->page = (uint32_t)i;

@@ -99,15 +99,15 @@ static uint64_t collect(struct hotcold *hc, const struct cxlt_view *v, int role,
 			const struct cxlt_page *p = &pages[i];
 
 			/* The mover refuses a page moved too recently: no slot for it. */
-			if (p->node < 0 || roles[p->node] != role || p->since_move < v->pingpong_epochs)
+			if (p->node < 0 || roles[p->node] != role || p->since_move < v->pingpong_epochs || !p->npages)
 				continue;
-			if (cold ? idle_min && !cxlt_idle_beyond(p, idle_min) : p->heat < heat_min)
+			if (cold ? idle_min && !cxlt_idle_beyond(p, idle_min) : cxlt_heat_per_page(p) < heat_min)
 				continue;
 			hc->cands[n].target = t;
 			hc->cands[n].page = (uint32_t)i;
 			/* Never-sampled pages are the coldest of all. */
 			hc->cands[n].key = cold ? (p->flags & CXLT_PAGE_SAMPLED ? 0 : 1e9f) +
-						  p->idle_epochs - p->heat : p->heat;
+						  p->idle_epochs - cxlt_heat_per_page(p) : cxlt_heat_per_page(p);
 			n++;
 		}
 	}
@@ -127,9 +127,9 @@ static uint64_t collect_victims(struct hotcold *hc, const struct cxlt_view *v, s
 			const struct cxlt_page *p = &v->targets[t].pages[i];
 
 			if (p->node < 0 || roles[p->node] != CXLT_NODE_FAST ||
-			    p->since_move < v->pingpong_epochs)
+			    p->since_move < v->pingpong_epochs || !p->npages)
 				continue;
-			out[n++] = (struct cxlt_cand){ .key = -p->heat, .target = t, .page = (uint32_t)i };
+			out[n++] = (struct cxlt_cand){ .key = -cxlt_heat_per_page(p), .target = t, .page = (uint32_t)i };
 		}
 	return n;
 }

@@ -33,7 +33,7 @@
  * Heat decays slowly (it halves each epoch with the default decay), so when
  * a hot set moves, the old hot pages would look hot for epochs after their
  * last access.  The policy therefore keeps each page's heat of the previous
- * epoch in policy_word, and when this epoch's sample count is more than 3
+ * epoch in its policy word, and when this epoch's sample count is more than 3
  * standard deviations away from what that history predicts, it ranks the
  * page by this epoch's count alone: the old hot set drops out and the new one
  * comes in within one epoch, while pages whose counts only jitter keep their
@@ -169,7 +169,7 @@ static inline const struct cxlt_page *page_of(const struct cxlt_view *v, const s
 
 /*
  * What the policy ranks by: the page's heat, unless this epoch's samples
- * contradict its history beyond noise.  policy_word holds the heat of the
+ * contradict its history beyond noise.  The policy's word holds the heat of the
  * previous epoch, h'; with the host's decay d = (heat - samples) / h', the
  * history predicts h' * (1 - d) samples this epoch.  When the count is more
  * than 3 standard deviations (Poisson) away from that, the page changed
@@ -177,23 +177,33 @@ static inline const struct cxlt_page *page_of(const struct cxlt_view *v, const s
  * A hot page that stopped being touched then drops out at once instead of
  * decaying for epochs, and a page that just got hot ranks as hot.
  */
-static inline float score(const struct cxlt_page *p, bool history)
+static inline float score(const struct cxlt_page *p, uint32_t word, bool history)
 {
-	float prev, s = p->samples, d, expect, diff;
+	/* An extent of several pages ranks by its heat a page. */
+	float n = p->npages > 1 ? p->npages : 1, heat = p->heat / n, s = p->samples / n;
+	float prev, d, expect, diff;
 
 	if (!history)
-		return p->heat;
-	memcpy(&prev, &p->policy_word, sizeof(prev));
+		return heat;
+	memcpy(&prev, &word, sizeof(prev));
 	if (!(prev > 0 && prev < 1e30f))
-		return p->heat;		/* no history (0, or another policy's word) */
-	d = (p->heat - s) / prev;
+		return heat;		/* no history (0, or another policy's word) */
+	d = (heat - s) / prev;
 	if (!(d > 0 && d < 1))
-		return p->heat;
+		return heat;
 	expect = prev * (1 - d);
 	diff = s - expect;
 	if (diff * diff <= NOISE_Z2 * ((expect > s ? expect : s) + 1))
-		return p->heat;
+		return heat;
 	return s / (1 - d);
+}
+
+#define SCORE(v, t, i, history) score(&(v)->targets[t].pages[i], (v)->targets[t].policy_words[i], history)
+
+/* Pages an extent moves (0: nothing to move now). */
+static inline uint64_t pages_of(const struct cxlt_view *v, const struct cxlt_cand *c)
+{
+	return v->targets[c->target].pages[c->page].npages;
 }
 
 /*
@@ -230,8 +240,8 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 	int fast = cxlt_roomiest_node(v, CXLT_NODE_FAST), slow = cxlt_roomiest_node(v, CXLT_NODE_SLOW);
 	uint64_t total = 0, fast_total = 0, tracked_fast = 0, ns = 0, nf = 0, hot = 0;
 	uint64_t left = plan->cap > plan->nr ? plan->cap - plan->nr : 0;
-	uint64_t np = 0, nd = 0, goal = v->demote_goal_pages;
-	/* policy_word holds last epoch's heat only if we saw the last epoch. */
+	uint64_t np = 0, nd = 0, np_pages = 0, nd_pages = 0, goal = v->demote_goal_pages;
+	/* The words hold last epoch's heat only if we saw the last epoch. */
 	bool history = hs->last_epoch && v->epoch == hs->last_epoch + 1;
 	int64_t room, want;
 	uint32_t boundary = 0;
@@ -261,9 +271,10 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 
 			if (p->node < 0 || roles[p->node] < 0)
 				continue;
-			tracked_fast += roles[p->node] == CXLT_NODE_FAST;
+			if (roles[p->node] == CXLT_NODE_FAST)
+				tracked_fast += p->npages;
 			if (p->flags & CXLT_PAGE_SAMPLED)
-				hs->hist[bucket(score(p, history))]++;
+				hs->hist[bucket(SCORE(v, t, i, history))] += p->npages;
 		}
 	}
 
@@ -302,10 +313,10 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 				struct cxlt_cand *c;
 				float sc;
 
-				if (p->node < 0 || roles[p->node] < 0 ||
+				if (p->node < 0 || roles[p->node] < 0 || !p->npages ||
 				    p->since_move < hs->settle_epochs)
 					continue;
-				sc = score(p, history);
+				sc = SCORE(v, t, i, history);
 				if (roles[p->node] == CXLT_NODE_SLOW) {
 					if (!(p->flags & CXLT_PAGE_SAMPLED) || sc < threshold)
 						continue;
@@ -329,10 +340,9 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 	cxlt_top_k(hs->cands, ns, ns < left ? ns : left);
 	cxlt_top_k(demote, nf, nf < left ? nf : left);
 
-	/* The demotions fast memory needs whatever is promoted. */
-	nd = goal < nf ? goal : nf;
-	if (nd > left)
-		nd = left;
+	/* The demotions fast memory needs whatever is promoted (the goal is in pages). */
+	while (nd < nf && nd < left && nd_pages < goal)
+		nd_pages += pages_of(v, &demote[nd++]);
 	/*
 	 * Promotions, hottest first: into the room, then in place of colder
 	 * pages.  The mover lets a promotion in only while free fast memory
@@ -340,24 +350,32 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 	 * demotes the pages that bring free memory back up to it.
 	 */
 	for (uint64_t i = 0; i < ns && nd + np < left; i++) {
-		const struct cxlt_page *out;
-		int64_t need;
+		const struct cxlt_cand *out;
+		int64_t in = (int64_t)pages_of(v, &hs->cands[i]), need;
+		uint64_t k = nd, got = 0;
 
-		if (room + (int64_t)nd - (int64_t)np > 0) {
+		if (room + (int64_t)nd_pages - (int64_t)np_pages >= in) {
 			np++;
+			np_pages += (uint64_t)in;
 			continue;
 		}
-		need = (int64_t)np + 1 - ((int64_t)v->fast_free_pages + (int64_t)nd -
-					  (int64_t)v->fast_high_pages);
+		/* Pages to demote so that this one fits over the high watermark. */
+		need = (int64_t)np_pages + in - ((int64_t)v->fast_free_pages + (int64_t)nd_pages -
+						 (int64_t)v->fast_high_pages);
 		if (need < 1)
 			need = 1;
-		if (nd + need > nf || nd + need + np + 1 > left)
+		while (k < nf && (int64_t)got < need)
+			got += pages_of(v, &demote[k++]);
+		if ((int64_t)got < need || k + np + 1 > left)
 			break;
-		out = page_of(v, &demote[nd + need - 1]);
-		if (!clear_gain(hs, hs->cands[i].key, out, score(out, history)))
+		out = &demote[k - 1];
+		if (!clear_gain(hs, hs->cands[i].key, page_of(v, out),
+				SCORE(v, out->target, out->page, history)))
 			break;
-		nd += need;
+		nd = k;
+		nd_pages += got;
 		np++;
+		np_pages += (uint64_t)in;
 	}
 
 	/* Demotions first in the plan, then the promotions in order. */
@@ -371,10 +389,13 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 remember:
 	/* Pass 3: this epoch's heat, the next epoch's history. */
 	for (uint32_t t = 0; t < v->nr_targets; t++) {
-		struct cxlt_page *pages = v->targets[t].pages;
+		const struct cxlt_page *pages = v->targets[t].pages;
 
-		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++)
-			memcpy(&pages[i].policy_word, &pages[i].heat, sizeof(pages[i].policy_word));
+		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
+			float heat = pages[i].heat / (pages[i].npages > 1 ? pages[i].npages : 1);
+
+			memcpy(&v->targets[t].policy_words[i], &heat, sizeof(heat));
+		}
 	}
 	return err;
 }

@@ -119,13 +119,13 @@ static int tpp_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 			struct cxlt_cand *c;
 
 			if (p->node < 0 || roles[p->node] < 0 ||
-			    p->since_move < tp->settle_epochs)
+			    p->since_move < tp->settle_epochs || !p->npages)
 				continue;
 			if (roles[p->node] == CXLT_NODE_SLOW) {
 				if (!p->samples && !(p->flags & CXLT_PAGE_HINTED))
 					continue;
 				c = &tp->cands[ns++];
-				c->key = p->samples;
+				c->key = p->npages > 1 ? (float)p->samples / p->npages : p->samples;
 			} else {
 				if (!v->demote_goal_pages && !tp->promo_reclaim)
 					continue;

@@ -27,6 +27,7 @@ static void build_view(struct engine *e, struct cxlt_view *v, const struct wmark
 
 		e->views[i] = (struct cxlt_target_view){
 			.pid = t->pid, .comm = t->comm, .pages = t->pt.pages, .nr_pages = t->pt.nr,
+			.policy_words = t->pt.words,
 		};
 	}
 	v->sz = sizeof(*v);
@@ -45,6 +46,7 @@ static void build_view(struct engine *e, struct cxlt_view *v, const struct wmark
 	v->heat_decay = e->tr->decay;
 	v->pingpong_epochs = e->m->opts.pingpong_epochs;
 	v->source_flags = e->source_flags;
+	v->last_plan = e->m->last_result;
 }
 
 static int grow(void **p, uint32_t *cap, uint64_t want, size_t elem)

@@ -133,10 +133,18 @@ static int cmp_move(const void *a, const void *b)
 	return x->page < y->page ? -1 : x->page > y->page;
 }
 
+/* What became of a record's move, for the policy's next view; a region's move stays "moved" once any of its pages did. */
+static void set_outcome(struct cxlt_page *p, enum cxlt_outcome o)
+{
+	if (p->outcome != CXLT_OUTCOME_MOVED)
+		p->outcome = (uint8_t)o;
+}
+
 /* n pages of record p moved to node. */
 static void account_moved(struct mover *m, struct target *t, struct cxlt_page *p,
 			  const struct topology *topo, int node, uint32_t n)
 {
+	p->outcome = CXLT_OUTCOME_MOVED;
 	enum node_role from = p->node >= 0 && (topo->fast_mask >> p->node) & 1 ? ROLE_FAST : ROLE_SLOW;
 	enum node_role to = (topo->fast_mask >> node) & 1 ? ROLE_FAST : ROLE_SLOW;
 
@@ -258,8 +266,10 @@ static uint32_t skip_in_place(struct mover *m, struct target *t, uint32_t n)
 			kept++;
 		}
 		/* A region all of whose pages are there already: its record says so. */
-		if (!kept && (k + 1 == n || m->rec[k + 1] != m->rec[k]) && (p->flags & PAGE_REGION))
+		if (!kept && (k + 1 == n || m->rec[k + 1] != m->rec[k]) && (p->flags & PAGE_REGION)) {
 			tracker__record_moved(t, p, m->nodes[k]);
+			p->outcome = CXLT_OUTCOME_MOVED;
+		}
 	}
 	return j;
 }
@@ -310,6 +320,7 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 			/* 6.1 reports -EBUSY for tail pages of a THP that did move. */
 			recheck = true;
 			m->epoch.busy += m->weight[k];
+			set_outcome(p, CXLT_OUTCOME_BUSY);
 		} else if ((st == -ENOENT || st == -EFAULT || st == -EACCES) && region) {
 			/*
 			 * A page of the region that is not there (the sweep counts
@@ -327,6 +338,7 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 			p->node = CXLT_NODE_UNKNOWN;
 		} else if (st == -ENOMEM) {
 			m->epoch.nomem += m->weight[k];
+			set_outcome(p, CXLT_OUTCOME_FULL);
 			full = true;
 		} else if (st == -EACCES) {
 			m->epoch.access += m->weight[k];
@@ -444,6 +456,9 @@ static void run_moves(struct mover *m, struct tracker *tr, const struct topology
 				break;
 			k += record_addrs(m, t, moves[i].page, moves[i].node, k, !promote);
 		}
+		/* Until the kernel says otherwise. */
+		for (uint32_t j = first; j < i; j++)
+			t->pt.pages[moves[j].page].outcome = CXLT_OUTCOME_FAILED;
 		if (t->gone) {
 			m->epoch.rejected_invalid += i - first;	/* its process exited mid-epoch */
 			continue;
@@ -454,6 +469,8 @@ static void run_moves(struct mover *m, struct tracker *tr, const struct topology
 		if (err == -ENOMEM && promote) {
 			/* Fast memory is full: the rest of the promotions wait. */
 			m->epoch.rejected_watermark += n - i;
+			for (; i < n; i++)
+				tr->targets[moves[i].target].pt.pages[moves[i].page].outcome = CXLT_OUTCOME_FULL;
 			return;
 		}
 	}
@@ -484,7 +501,7 @@ static int cmp_cold(const void *a, const void *b)
  * heat) until the goal is met in pages.  A plan of pages alone is left as
  * it is.  Returns the demotions kept in m->sorted[0, nd).
  */
-static uint32_t demote_to_goal(struct mover *m, const struct tracker *tr, uint32_t nd, uint64_t goal)
+static uint32_t demote_to_goal(struct mover *m, struct tracker *tr, uint32_t nd, uint64_t goal)
 {
 	uint64_t pages = 0;
 	uint32_t kept = 0;
@@ -502,6 +519,8 @@ static uint32_t demote_to_goal(struct mover *m, const struct tracker *tr, uint32
 
 		if (pages >= goal) {
 			m->epoch.rejected_budget++;
+			tr->targets[m->sorted[i].target].pt.pages[m->sorted[i].page].outcome =
+				CXLT_OUTCOME_BUDGET;
 			continue;
 		}
 		pages += tracker__record_pages(t, p);
@@ -523,6 +542,12 @@ int mover__execute(struct mover *m, struct tracker *tr,
 
 	memset(&m->epoch, 0, sizeof(m->epoch));
 	m->attempted = 0;
+	/* The view showed the last plan's outcomes; this plan's replace them. */
+	if (m->outcomes)
+		for (uint32_t ti = 0; ti < tr->nr_targets; ti++)
+			for (uint32_t i = 0; i < tr->targets[ti].pt.nr; i++)
+				tr->targets[ti].pt.pages[i].outcome = CXLT_OUTCOME_NONE;
+	m->outcomes = plan->nr > 0;
 	err = grow_scratch(m, (plan->nr > m->opts.batch ? plan->nr : m->opts.batch) + REGION_PAGES);
 	if (err)
 		return err;
@@ -532,7 +557,7 @@ int mover__execute(struct mover *m, struct tracker *tr,
 	np = plan->nr;
 	for (uint32_t i = 0; i < plan->nr; i++) {
 		const struct cxlt_move *mv = &plan->moves[i];
-		const struct cxlt_page *p;
+		struct cxlt_page *p;
 		uint32_t cost;
 		bool to_fast;
 
@@ -546,15 +571,18 @@ int mover__execute(struct mover *m, struct tracker *tr,
 		cost = tracker__record_pages(&tr->targets[mv->target], p);
 		if (p->node == mv->node || p->node < 0 || (p->flags & PAGE_GONE) || !cost) {
 			m->epoch.rejected_invalid++;
+			p->outcome = CXLT_OUTCOME_INVALID;
 			continue;
 		}
 		if (p->since_move < m->opts.pingpong_epochs) {
 			m->epoch.rejected_pingpong++;
+			p->outcome = CXLT_OUTCOME_PINGPONG;
 			continue;
 		}
 		/* The budget is in pages: a region's record costs all the pages it moves. */
 		if (total + cost > budget) {
 			m->epoch.rejected_budget++;
+			p->outcome = CXLT_OUTCOME_BUDGET;
 			continue;
 		}
 		to_fast = (topo->fast_mask >> mv->node) & 1;
@@ -589,6 +617,11 @@ int mover__execute(struct mover *m, struct tracker *tr,
 			npromote++;
 		}
 		m->epoch.rejected_watermark += all - npromote;
+		for (uint32_t k = npromote; k < all; k++) {
+			const struct cxlt_move *mv = &m->sorted[plan->nr - 1 - k];
+
+			tr->targets[mv->target].pt.pages[mv->page].outcome = CXLT_OUTCOME_WATERMARK;
+		}
 		promotes = m->sorted + plan->nr - npromote;
 		qsort(promotes, npromote, sizeof(*promotes), cmp_move);
 		run_moves(m, tr, topo, promotes, npromote, true);
@@ -596,6 +629,13 @@ int mover__execute(struct mover *m, struct tracker *tr,
 
 	/* Bandwidth is spent by what went to the kernel, not by what was held back. */
 	m->tokens -= m->attempted;
+	m->last_result = (struct cxlt_plan_result){
+		.planned = plan->nr, .promoted = m->epoch.promoted, .demoted = m->epoch.demoted,
+		.refused = m->epoch.rejected_invalid + m->epoch.rejected_pingpong +
+			   m->epoch.rejected_budget + m->epoch.rejected_watermark,
+		.failed = m->epoch.busy + m->epoch.gone + m->epoch.nomem + m->epoch.access +
+			  m->epoch.other_error + m->epoch.unreported,
+	};
 #define X(name, desc) m->total.name += m->epoch.name;
 	MOVER_STATS(X)
 #undef X

@@ -59,6 +59,8 @@ struct mover {
 	bool fast_short;	/* went under the low watermark, not yet over the high one */
 	struct mover_stats total;	/* since start */
 	struct mover_stats epoch;	/* the last epoch */
+	struct cxlt_plan_result last_result;	/* the last plan, for the policy's view */
+	bool outcomes;		/* records carry the last plan's outcomes: clear before the next */
 	/* scratch, grown on demand */
 	struct cxlt_move *sorted;
 	void **addrs;

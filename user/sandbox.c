@@ -183,14 +183,14 @@ static void end_child(struct sandbox *sb, const char *what)
 	sb->pid = 0;
 }
 
-/* Bytes of the copy: the view, nodes, targets, names, pages and the plan. */
+/* Bytes of the copy: the view, nodes, targets, names, extents, words and the plan. */
 static size_t layout(const struct cxlt_view *v, uint32_t cap)
 {
 	size_t n = sizeof(struct shared) + v->nr_nodes * sizeof(*v->nodes) +
 		   v->nr_targets * (sizeof(*v->targets) + 16);
 
 	for (uint32_t i = 0; i < v->nr_targets; i++)
-		n += v->targets[i].nr_pages * sizeof(struct cxlt_page);
+		n += v->targets[i].nr_pages * (sizeof(struct cxlt_page) + sizeof(uint32_t)) + 16;
 	return n + (cap + 1ULL) * sizeof(struct cxlt_move) + 64;
 }
 
@@ -204,7 +204,7 @@ static char *take(char **p, size_t bytes)
 
 /*
  * Copies the view into the shared mapping.  Where the pages and the moves
- * went is kept on this side (sb->pages_at, sb->moves_at): copy_out never
+ * went is kept on this side (sb->words_at, sb->moves_at): copy_out never
  * reads a pointer the child could have changed.
  */
 static int copy_in(struct sandbox *sb, const struct cxlt_view *v, uint32_t cap)
@@ -214,13 +214,13 @@ static int copy_in(struct sandbox *sb, const struct cxlt_view *v, uint32_t cap)
 	struct cxlt_target_view *tv;
 	struct cxlt_node *nodes;
 
-	if (v->nr_targets > sb->pages_cap) {
-		struct cxlt_page **n = realloc(sb->pages_at, v->nr_targets * sizeof(*n));
+	if (v->nr_targets > sb->words_cap) {
+		uint32_t **n = realloc(sb->words_at, v->nr_targets * sizeof(*n));
 
 		if (!n)
 			return -ENOMEM;
-		sb->pages_at = n;
-		sb->pages_cap = v->nr_targets;
+		sb->words_at = n;
+		sb->words_cap = v->nr_targets;
 	}
 	sh->view = *v;
 	nodes = (struct cxlt_node *)take(&p, v->nr_nodes * sizeof(*nodes));
@@ -231,12 +231,15 @@ static int copy_in(struct sandbox *sb, const struct cxlt_view *v, uint32_t cap)
 		char *comm = take(&p, 16);
 		struct cxlt_page *pages = (struct cxlt_page *)take(&p, v->targets[i].nr_pages *
 									sizeof(*pages));
+		uint32_t *words = (uint32_t *)take(&p, v->targets[i].nr_pages * sizeof(*words));
 
 		tv[i] = v->targets[i];
 		snprintf(comm, 16, "%s", v->targets[i].comm ? v->targets[i].comm : "");
 		tv[i].comm = comm;
 		memcpy(pages, v->targets[i].pages, tv[i].nr_pages * sizeof(*pages));
-		tv[i].pages = sb->pages_at[i] = pages;
+		memcpy(words, v->targets[i].policy_words, tv[i].nr_pages * sizeof(*words));
+		tv[i].pages = pages;
+		tv[i].policy_words = sb->words_at[i] = words;
 	}
 	sh->view.targets = tv;
 	sb->moves_at = (struct cxlt_move *)p;
@@ -246,7 +249,7 @@ static int copy_in(struct sandbox *sb, const struct cxlt_view *v, uint32_t cap)
 	return 0;
 }
 
-/* What comes back: the moves (at most the cap), and each page's policy_word. */
+/* What comes back: the moves (at most the cap), and the policy's words. */
 static void copy_out(struct sandbox *sb, const struct cxlt_view *v, struct cxlt_plan *plan)
 {
 	const struct shared *sh = (const struct shared *)sb->shm;
@@ -254,13 +257,9 @@ static void copy_out(struct sandbox *sb, const struct cxlt_view *v, struct cxlt_
 
 	memcpy(plan->moves, sb->moves_at, (nr < plan->cap ? nr : plan->cap) * sizeof(*plan->moves));
 	plan->nr = nr;
-	for (uint32_t i = 0; i < v->nr_targets; i++) {
-		const struct cxlt_page *from = sb->pages_at[i];
-		struct cxlt_page *to = v->targets[i].pages;
-
-		for (uint64_t j = 0; j < v->targets[i].nr_pages; j++)
-			to[j].policy_word = from[j].policy_word;
-	}
+	for (uint32_t i = 0; i < v->nr_targets; i++)
+		memcpy(v->targets[i].policy_words, sb->words_at[i],
+		       v->targets[i].nr_pages * sizeof(uint32_t));
 }
 
 int sandbox__decide(struct sandbox *sb, const struct cxlt_view *view, struct cxlt_plan *plan)
@@ -324,9 +323,9 @@ void sandbox__stop(struct sandbox *sb)
 		munmap(sb->shm, SANDBOX_RESERVE);
 	if (sb->memfd >= 0)
 		close(sb->memfd);
-	free(sb->pages_at);
-	sb->pages_at = NULL;
-	sb->pages_cap = 0;
+	free(sb->words_at);
+	sb->words_at = NULL;
+	sb->words_cap = 0;
 	sb->shm = NULL;
 	sb->to_child = sb->from_child = sb->memfd = -1;
 }

@@ -8,7 +8,7 @@
  * as nobody with every other file descriptor closed, and dies with the
  * agent.  A crash, an abort or an overrun ends the child, never the agent:
  * the sandbox says why, and no page moves until another policy is loaded.
- * Only the plan's moves and each page's policy_word come back, checked.
+ * Only the plan's moves and the policy's words come back, checked.
  *
  * The policy's constructors and init() still run in the agent, at load
  * (policy_host__load): the .so comes only from a trusted path.
@@ -35,8 +35,8 @@ struct sandbox {
 	uint64_t decisions;
 	double last_ms;		/* the last decision, copies included */
 	/* Where copy_in put each target's pages and the plan's moves. */
-	struct cxlt_page **pages_at;
-	uint32_t pages_cap;
+	uint32_t **words_at;	/* each target's policy_words in the shared copy */
+	uint32_t words_cap;
 	struct cxlt_move *moves_at;
 };
 

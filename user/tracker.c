@@ -92,6 +92,7 @@ static int page_table__reserve(struct page_table *pt)
 {
 	uint32_t cap;
 	struct cxlt_page *pages;
+	uint32_t *words;
 
 	if (pt->nr < pt->cap)
 		return 0;
@@ -102,16 +103,22 @@ static int page_table__reserve(struct page_table *pt)
 	if (!pages)
 		return -ENOMEM;
 	pt->pages = pages;
+	words = realloc(pt->words, (size_t)cap * sizeof(*words));
+	if (!words)
+		return -ENOMEM;
+	pt->words = words;
 	pt->cap = cap;
 	return 0;
 }
 
 static struct cxlt_page *page_table__append(struct page_table *pt, uint64_t addr)
 {
-	struct cxlt_page *p = &pt->pages[pt->nr++];
+	struct cxlt_page *p = &pt->pages[pt->nr];
 
+	pt->words[pt->nr++] = 0;
 	memset(p, 0, sizeof(*p));
 	p->addr = addr;
+	p->npages = 1;
 	p->node = CXLT_NODE_UNKNOWN;
 	p->since_move = CXLT_NEVER_MOVED;
 	return p;
@@ -306,7 +313,7 @@ void tracker__record_moved(struct target *t, struct cxlt_page *p, int node)
 
 uint64_t page_table__bytes(const struct page_table *pt)
 {
-	return (uint64_t)pt->cap * sizeof(struct cxlt_page) +
+	return (uint64_t)pt->cap * (sizeof(struct cxlt_page) + sizeof(*pt->words)) +
 	       (pt->slots ? (uint64_t)(pt->slot_mask + 1) * sizeof(uint32_t) : 0);
 }
 
@@ -326,6 +333,7 @@ static int page_table__compact(struct page_table *pt, uint32_t *below)
 			continue;
 		kept_below += i < *below;
 		hashed += !(p->flags & PAGE_REGION);
+		pt->words[n] = pt->words[i];
 		pt->pages[n++] = *p;
 	}
 	pt->nr = n;
@@ -335,11 +343,15 @@ static int page_table__compact(struct page_table *pt, uint32_t *below)
 	if (pt->cap > 64 && (uint64_t)n * 3 < (uint64_t)pt->cap * 2) {
 		uint32_t cap = n + n / 8 + 16;
 		struct cxlt_page *pages = realloc(pt->pages, (size_t)cap * sizeof(*pages));
+		uint32_t *words = realloc(pt->words, (size_t)cap * sizeof(*words));
 
-		if (pages) {
+		/* Shrinking: a buffer realloc could not shrink still holds cap. */
+		if (pages)
 			pt->pages = pages;
+		if (words)
+			pt->words = words;
+		if (pages || words)
 			pt->cap = cap;
-		}
 	}
 	while ((uint64_t)hashed * 4 > (uint64_t)nslots * 3)
 		nslots *= 2;
@@ -349,6 +361,7 @@ static int page_table__compact(struct page_table *pt, uint32_t *below)
 static void page_table__free(struct page_table *pt)
 {
 	free(pt->pages);
+	free(pt->words);
 	free(pt->slots);
 	memset(pt, 0, sizeof(*pt));
 }
@@ -460,7 +473,8 @@ static bool detail_room(struct tracker *tr, const struct target *t)
 	if (!tr->budget_bytes)
 		return true;
 	if (pt->nr == pt->cap)
-		grow += (uint64_t)(pt->cap < 16 ? 16 : pt->cap / 2) * sizeof(struct cxlt_page);
+		grow += (uint64_t)(pt->cap < 16 ? 16 : pt->cap / 2) *
+			(sizeof(struct cxlt_page) + sizeof(uint32_t));
 	if (!pt->slots || (uint64_t)(pt->hashed + 1) * 4 > (uint64_t)(pt->slot_mask + 1) * 3)
 		grow += pt->slots ? (uint64_t)(pt->slot_mask + 1) * sizeof(uint32_t) : MIN_SLOTS * 4;
 	return tr->bytes_used + grow < tr->budget_bytes;
@@ -752,7 +766,7 @@ static uint32_t heat_bucket(const struct cxlt_page *p)
  */
 static void fold_detail(struct tracker *tr)
 {
-	const uint64_t per_page = sizeof(struct cxlt_page) + 8;
+	const uint64_t per_page = sizeof(struct cxlt_page) + sizeof(uint32_t) + 8;
 	uint64_t hist[64] = { 0 }, excess, want, taken = 0;
 	uint32_t cut = 0;
 
@@ -858,6 +872,17 @@ static void regions__review(struct tracker *tr, struct target *t)
 		if (window_end) {
 			r->sampled_prev = r->sampled_bits;
 			r->sampled_bits = 0;
+		}
+		/* What the policy's view says of it this epoch. */
+		{
+			struct cxlt_page *rec = &t->pt.pages[r->rec];
+			uint32_t n = tracker__record_pages(t, rec);
+
+			rec->npages = (uint16_t)(n > UINT16_MAX ? UINT16_MAX : n);
+			if (r->flags & REGION_MIXED)
+				rec->flags |= CXLT_PAGE_MIXED;
+			else
+				rec->flags &= ~CXLT_PAGE_MIXED;
 		}
 	}
 }

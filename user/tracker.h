@@ -33,9 +33,9 @@
 /* The kernel's scanner marked the page after its last sample (tracker__mark_pass). */
 #define PAGE_MARKED 0x20
 /* The record stands for a 2 MiB region's pages without records of their own. */
-#define PAGE_REGION 0x10
+#define PAGE_REGION CXLT_PAGE_REGION
 /* The region is one huge page: it moves as one, and counts as REGION_PAGES. */
-#define PAGE_HUGE 0x08
+#define PAGE_HUGE CXLT_PAGE_HUGE
 
 #define REGION_SHIFT 21
 #define REGION_SIZE (1ULL << REGION_SHIFT)
@@ -71,6 +71,7 @@ struct region_table {
 
 struct page_table {
 	struct cxlt_page *pages;
+	uint32_t *words;	/* the policy's word per record (cxlt_target_view.policy_words) */
 	uint32_t nr, cap;
 	uint32_t *slots;	/* record index + 1; 0 = empty; page records only */
 	uint32_t slot_mask;

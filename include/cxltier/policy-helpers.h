@@ -72,7 +72,16 @@ static inline bool cxlt_idle_beyond(const struct cxlt_page *p, uint32_t min)
 	return p->idle_epochs >= min && !(p->flags & CXLT_PAGE_UNSEEN);
 }
 
-/* Pages in the view, all targets together: a bound for candidate arrays. */
+/*
+ * An extent's heat a page: how a region of npages pages compares with a
+ * single page (a region's heat sums its pages').
+ */
+static inline float cxlt_heat_per_page(const struct cxlt_page *p)
+{
+	return p->npages > 1 ? p->heat / (float)p->npages : p->heat;
+}
+
+/* Extents in the view, all targets together: a bound for candidate arrays. */
 static inline uint64_t cxlt_view_pages(const struct cxlt_view *v)
 {
 	uint64_t n = 0;

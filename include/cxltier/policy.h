@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cxltier policy ABI, version 1.
+ * cxltier policy ABI, version 2 (what changed from 1: docs/design.md,
+ * "The policy ABI").
  *
  * A policy is a shared object that exports one constant ops table named
  * `cxlt_policy`.  Each epoch the host (the live agent cxltierd, or the offline
  * replay tool) hands the policy a read-only view of the machine and of the
- * tracked pages, and the policy answers with a plan: a list of (page, target
- * node) moves.  A policy never calls move_pages(2) and never touches libbpf,
+ * tracked memory as extents (a page, or a 2 MiB region's pages that have no
+ * record of their own), and the policy answers with a plan: a list of
+ * (extent, target node) moves.  A policy never calls move_pages(2) and never touches libbpf,
  * which is what lets the very same file run live and in replay.
  *
  * This header is all a policy needs:
@@ -19,9 +21,15 @@
  *  - Parameters arrive as key=value strings.  Declare the keys in `params`
  *    (NULL-terminated); the host rejects unknown keys before init() runs and
  *    passes every declared key, with its default when the user gave none.
- *  - The view's page records are the host's own storage: read them, and write
- *    only `policy_word`.  A policy's work per epoch should be linear in the
- *    pages it looks at; the plan is bounded by the migration budget.
+ *  - The view is read-only: a policy keeps per-extent state in the target's
+ *    `policy_words` (one word per extent, kept across epochs, starting 0),
+ *    the one thing it may write.  The host runs each policy where it cannot
+ *    reach the host's memory (a process of its own), so a write elsewhere
+ *    changes nothing but the policy's own copy.
+ *  - An extent counts `npages` pages: the budget, the watermarks and the
+ *    demotion goal are in pages, so a policy adds up `npages`, not records.
+ *  - A policy's work per epoch should be linear in the extents it looks at;
+ *    the plan is bounded by the migration budget.
  *  - Callbacks return 0 or a negative errno.  Messages go into `err`.
  */
 #ifndef CXLTIER_POLICY_H
@@ -31,7 +39,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CXLT_POLICY_ABI 1
+#define CXLT_POLICY_ABI 2
 
 enum cxlt_node_role {
 	CXLT_NODE_FAST = 0,	/* DRAM: where hot pages belong */
@@ -53,18 +61,21 @@ struct cxlt_node {
 #define CXLT_NODE_UNKNOWN (-1)
 
 /*
- * One tracked page, 24 bytes.  Kept compact because a server tracks tens of
- * millions of them and the view points at these records without copying.
+ * One extent, 24 bytes: a page (npages 1), or the pages of a 2 MiB region
+ * that have no record of their own (CXLT_PAGE_REGION; npages up to 512).
+ * Kept compact because a big server has millions of them.
  */
 struct cxlt_page {
-	uint64_t addr;		/* page-aligned virtual address in the owner */
-	float heat;		/* decayed sample count: heat = heat * decay + samples */
-	uint32_t policy_word;	/* the policy's own per-page state; starts 0 */
-	uint16_t samples;	/* samples this epoch (saturating) */
+	uint64_t addr;		/* page-aligned virtual address in the owner (a region's base) */
+	float heat;		/* decayed sample weight: heat = heat * decay + samples */
+	uint16_t samples;	/* sample weight this epoch, its pages' summed (saturating) */
+	uint16_t npages;	/* pages it stands for: what moving it costs */
 	uint16_t idle_epochs;	/* epochs since the last sample (saturating) */
 	uint16_t since_move;	/* epochs since the agent moved it, or CXLT_NEVER_MOVED */
-	int8_t node;		/* NUMA node now, or CXLT_NODE_UNKNOWN */
+	int8_t node;		/* NUMA node now (a region's: most of its pages'), or CXLT_NODE_UNKNOWN */
 	uint8_t flags;		/* CXLT_PAGE_* */
+	uint8_t outcome;	/* CXLT_OUTCOME_*: what became of the last plan's move of it */
+	uint8_t reserved;
 };
 
 /*
@@ -83,13 +94,48 @@ struct cxlt_page {
  * cxlt_idle_beyond() in policy-helpers.h.
  */
 #define CXLT_PAGE_UNSEEN 0x4
+/*
+ * A huge page backs the extent: it moves whole (the kernel moves a huge page
+ * only as one; userspace cannot split it), costing its 512 pages.
+ */
+#define CXLT_PAGE_HUGE 0x08
+/* A 2 MiB region's pages without records of their own; addr is its base. */
+#define CXLT_PAGE_REGION 0x10
+/*
+ * The region's sampled parts differ: its hot pages have extents of their own
+ * (or, in a huge page, they share it with cold ones: moving it moves all).
+ */
+#define CXLT_PAGE_MIXED 0x40
+/* 0x20 and 0x80 are the host's. */
+
+/* cxlt_page.outcome: the last plan's move of the extent. */
+enum cxlt_outcome {
+	CXLT_OUTCOME_NONE = 0,		/* not in the last plan */
+	CXLT_OUTCOME_MOVED,		/* moved (a region: at least some of its pages) */
+	CXLT_OUTCOME_BUDGET,		/* refused: over the migration budget */
+	CXLT_OUTCOME_PINGPONG,		/* refused: moved too recently (pingpong_epochs) */
+	CXLT_OUTCOME_WATERMARK,		/* refused: fast memory at its high watermark */
+	CXLT_OUTCOME_INVALID,		/* refused: no such extent or node, or already there */
+	CXLT_OUTCOME_BUSY,		/* the kernel could not move it now: try again */
+	CXLT_OUTCOME_FULL,		/* the destination node is full */
+	CXLT_OUTCOME_FAILED,		/* gone, shared with other processes, or another error */
+};
 
 struct cxlt_target_view {
 	int32_t pid;		/* tgid of the owning process */
 	uint32_t reserved;
 	const char *comm;
-	struct cxlt_page *pages;	/* only policy_word may be written */
-	uint64_t nr_pages;
+	const struct cxlt_page *pages;	/* its extents */
+	uint64_t nr_pages;		/* extents in pages[] (their pages: sum of npages) */
+	uint32_t *policy_words;		/* the policy's own word per extent, kept across epochs */
+};
+
+/* The last plan, as the host carried it out (pages, not plan entries). */
+struct cxlt_plan_result {
+	uint64_t planned;	/* plan entries */
+	uint64_t promoted, demoted;	/* pages moved */
+	uint64_t refused;	/* entries refused: budget, ping-pong, watermark, invalid */
+	uint64_t failed;	/* pages the kernel did not move (busy, full, gone, ...) */
 };
 
 struct cxlt_view {
@@ -125,13 +171,14 @@ struct cxlt_view {
 	 */
 	uint32_t source_flags;
 	uint32_t reserved2;
+	struct cxlt_plan_result last_plan;
 };
 
 #define CXLT_SOURCE_REPEATS 0x1
 
 struct cxlt_move {
 	uint32_t target;	/* index into view->targets */
-	uint32_t page;		/* index into that target's pages */
+	uint32_t page;		/* index into that target's pages (an extent) */
 	int32_t node;		/* destination node */
 };
 

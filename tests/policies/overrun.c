@@ -2,8 +2,8 @@
 /*
  * overrun: a hostile test policy that writes past an array the host gave
  * it, from the third epoch: `what=plan` (the default) writes moves past the
- * plan's capacity without cxlt_plan_add(); `what=pages` writes policy_word
- * past the last target's last page record.  On the host's own heap that is
+ * plan's capacity without cxlt_plan_add(); `what=pages` writes past the
+ * last target's policy_words.  On the host's own heap that is
  * a corruption found (if at all) later, far from its cause; the replay must
  * report the row as crashed and complete the others.
  */
@@ -39,11 +39,11 @@ static int overrun_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 	if (v->epoch < 3 || !v->nr_targets)
 		return 0;
 	if (*(int *)state) {
-		struct cxlt_page *pages = v->targets[v->nr_targets - 1].pages;
+		uint32_t *words = v->targets[v->nr_targets - 1].policy_words;
 		uint64_t n = v->targets[v->nr_targets - 1].nr_pages;
 
 		for (uint64_t i = n; i < n + 65536; i++)
-			pages[i].policy_word = 0xdead;
+			words[i] = 0xdead;
 		return 0;
 	}
 	for (uint32_t i = 0; i < plan->cap + 65536; i++)
@@ -53,7 +53,7 @@ static int overrun_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 }
 
 static const struct cxlt_param_desc overrun_params[] = {
-	{ "what", "plan", "plan: past the plan's capacity; pages: past the page records" },
+	{ "what", "plan", "plan: past the plan's capacity; pages: past the policy words" },
 	{ NULL, NULL, NULL },
 };
 

@@ -20,7 +20,8 @@ static int rewrite_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 			fast = v->nodes[i].id;
 	for (uint32_t t = 0; t < v->nr_targets; t++)
 		for (uint64_t i = 0; i < v->targets[t].nr_pages; i++) {
-			struct cxlt_page *p = &v->targets[t].pages[i];
+			/* The view is read-only by the ABI: this policy casts that away on purpose. */
+			struct cxlt_page *p = (struct cxlt_page *)&v->targets[t].pages[i];
 
 			p->node = (int8_t)fast;
 			p->samples = 65535;

@@ -58,6 +58,8 @@ struct scene {
 	struct cxlt_node nodes[3];
 	struct cxlt_page *pages;
 	struct cxlt_page small[MAXP];
+	uint32_t *words;	/* the policy's words, as the target view gives them */
+	uint32_t small_words[MAXP];
 	struct cxlt_target_view target;
 	struct cxlt_view view;
 	struct cxlt_move *moves;
@@ -78,8 +80,10 @@ static inline void scene_init(struct scene *s, uint32_t cap)
 	s->nodes[1] = (struct cxlt_node){ .id = 1, .role = CXLT_NODE_SLOW, .tier = 22,
 					  .total_pages = 40000, .free_pages = 30000 };
 	s->pages = s->small;
+	s->words = s->small_words;
 	s->moves = s->small_moves;
-	s->target = (struct cxlt_target_view){ .pid = 1234, .comm = "app", .pages = s->pages };
+	s->target = (struct cxlt_target_view){ .pid = 1234, .comm = "app", .pages = s->pages,
+						    .policy_words = s->words };
 	s->view = (struct cxlt_view){ .sz = sizeof(s->view), .page_size = 4096, .epoch = 7,
 				      .epoch_ms = 1000, .nr_nodes = 2, .nodes = s->nodes,
 				      .nr_targets = 1, .targets = &s->target,
@@ -103,8 +107,9 @@ static inline uint32_t add_page(struct scene *s, int node, float heat, uint16_t 
 
 	s->pages[i] = (struct cxlt_page){ .addr = 0x7f0000000000ULL + i * 4096ULL, .heat = heat,
 					  .idle_epochs = idle, .since_move = CXLT_NEVER_MOVED,
-					  .node = (int8_t)node,
+					  .npages = 1, .node = (int8_t)node,
 					  .flags = sampled ? CXLT_PAGE_SAMPLED : 0 };
+	s->words[i] = 0;
 	return i;
 }
 

@@ -679,6 +679,44 @@ static void success_updates_node_since_move_and_counters(void **state)
 	teardown(NULL);
 }
 
+/* Each plan entry's fate is in its record for the policy's next view, and in last_result. */
+static void the_last_plans_outcome_is_in_each_record(void **state)
+{
+	const struct cxlt_page *p;
+
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 6, 1);
+	p = tr.targets[0].pt.pages;
+	tr.targets[0].pt.pages[1].since_move = 2;	/* moved too recently */
+	fake.script[3] = -EBUSY;			/* the kernel cannot move page 3 now */
+	cxlt_plan_add(&plan, 0, 0, 0);
+	cxlt_plan_add(&plan, 0, 1, 0);
+	cxlt_plan_add(&plan, 0, 2, 0);
+	cxlt_plan_add(&plan, 0, 3, 0);
+	cxlt_plan_add(&plan, 0, 4, 1);			/* already there */
+	cxlt_plan_add(&plan, 0, 5, 0);			/* over the budget of 3 */
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 3), 0);
+	assert_int_equal(p[0].outcome, CXLT_OUTCOME_MOVED);
+	assert_int_equal(p[1].outcome, CXLT_OUTCOME_PINGPONG);
+	assert_int_equal(p[2].outcome, CXLT_OUTCOME_MOVED);
+	assert_int_equal(p[3].outcome, CXLT_OUTCOME_BUSY);
+	assert_int_equal(p[4].outcome, CXLT_OUTCOME_INVALID);
+	assert_int_equal(p[5].outcome, CXLT_OUTCOME_BUDGET);
+	assert_int_equal(mv.last_result.planned, 6);
+	assert_int_equal(mv.last_result.promoted, 2);
+	assert_int_equal(mv.last_result.refused, 3);
+	assert_int_equal(mv.last_result.failed, 1);
+	/* The next plan's outcomes replace them. */
+	plan_reset();
+	cxlt_plan_add(&plan, 0, 5, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 3), 0);
+	assert_int_equal(p[5].outcome, CXLT_OUTCOME_MOVED);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(p[i].outcome, CXLT_OUTCOME_NONE);
+	teardown(NULL);
+}
+
 static void ebusy_is_counted_busy_and_page_stays(void **state)
 {
 	(void)state;
@@ -960,6 +998,7 @@ int main(void)
 		cmocka_unit_test(a_huge_page_over_the_budget_or_the_watermark_waits),
 		cmocka_unit_test(a_region_retries_only_its_mapped_pages),
 		cmocka_unit_test(regions_demote_only_up_to_the_goal),
+		cmocka_unit_test(the_last_plans_outcome_is_in_each_record),
 		cmocka_unit_test(ebusy_is_counted_busy_and_page_stays),
 		cmocka_unit_test(ebusy_but_moved_per_node_query_counts_as_moved),
 		cmocka_unit_test(gone_pages_are_flagged),

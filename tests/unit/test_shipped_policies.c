@@ -358,7 +358,7 @@ static void hotset_swaps_only_for_a_clear_gain(void **state)
 /*
  * Epoch 7: a hot fast page, a cool slow page.  The next epoch (decay 0.5):
  * the fast page got no sample, the slow page 100; by heat they are even (100
- * and 101), but against the history the policy kept in policy_word, the hot
+ * and 101), but against the history the policy kept in its words, the hot
  * set moved.
  */
 static void hotset_follows_a_moving_hot_set_within_an_epoch(void **state)
@@ -377,15 +377,15 @@ static void hotset_follows_a_moving_hot_set_within_an_epoch(void **state)
 	s.view.epoch = 7;
 	assert_int_equal(decide(&s), 0);
 	assert_int_equal(s.plan.nr, 0);
-	assert_int_not_equal(s.pages[was_hot].policy_word, 0);	/* the heat, kept */
+	assert_int_not_equal(s.words[was_hot], 0);	/* the heat, kept */
 
-	words[0] = s.pages[was_hot].policy_word;
-	words[1] = s.pages[now_hot].policy_word;
+	words[0] = s.words[was_hot];
+	words[1] = s.words[now_hot];
 
 	/* Epoch 9 comes, epoch 8 was missed: the history is stale, heat alone decides. */
 	s.view.epoch = 9;
 	s.pages[was_hot] = (struct cxlt_page){ .addr = s.pages[was_hot].addr, .heat = 100,
-					       .policy_word = words[0], .idle_epochs = 1,
+					       .npages = 1, .idle_epochs = 1,
 					       .since_move = CXLT_NEVER_MOVED, .node = 0,
 					       .flags = CXLT_PAGE_SAMPLED };
 	s.pages[now_hot].heat = 101;
@@ -395,8 +395,8 @@ static void hotset_follows_a_moving_hot_set_within_an_epoch(void **state)
 
 	/* The same, with the history of the epoch before. */
 	s.view.epoch = 10;
-	s.pages[was_hot].policy_word = words[0];
-	s.pages[now_hot].policy_word = words[1];
+	s.words[was_hot] = words[0];
+	s.words[now_hot] = words[1];
 	assert_int_equal(decide(&s), 0);
 	assert_plan_sane(&s);
 	assert_int_equal(s.plan.nr, 2);
@@ -541,8 +541,10 @@ static void hotset_at_scale_keeps_the_plan_within_the_cap(void **state)
 	srand(42);
 	for (int t = 0; t < TARGETS; t++) {
 		struct cxlt_page *pages = calloc(PER, sizeof(*pages));
+		uint32_t *words = calloc(PER, sizeof(*words));
 
 		assert_non_null(pages);
+		assert_non_null(words);
 		for (uint32_t i = 0; i < PER; i++) {
 			uint32_t r = (uint32_t)rand();
 
@@ -550,13 +552,14 @@ static void hotset_at_scale_keeps_the_plan_within_the_cap(void **state)
 				.addr = 0x7f0000000000ULL + i * 4096ULL,
 				.heat = r % 4 ? (float)(r % 1000) / 100 : 0,
 				.idle_epochs = (uint16_t)(r % 4 ? r % 7 : 40),
-				.since_move = r % 13 ? CXLT_NEVER_MOVED : 3,
+				.since_move = r % 13 ? CXLT_NEVER_MOVED : 3, .npages = 1,
 				.node = (int8_t)(i % 5 == 0 ? 0 : r % 97 ? 1 : CXLT_NODE_UNKNOWN),
 				.flags = r % 4 ? CXLT_PAGE_SAMPLED : 0,
 			};
 		}
 		targets[t] = (struct cxlt_target_view){ .pid = 100 + t, .comm = "big",
-							.pages = pages, .nr_pages = PER };
+							.pages = pages, .nr_pages = PER,
+							.policy_words = words };
 	}
 
 	assert_int_equal(host.ops->decide(host.state, &s.view, &s.plan), 0);
@@ -584,8 +587,10 @@ static void hotset_at_scale_keeps_the_plan_within_the_cap(void **state)
 	/* The fast tier is full: each promotion has its demotion; the hottest go. */
 	assert_int_equal(promoted, demoted);
 	assert_true(min_promoted >= 9.9f);
-	for (int t = 0; t < TARGETS; t++)
-		free(targets[t].pages);
+	for (int t = 0; t < TARGETS; t++) {
+		free((void *)targets[t].pages);
+		free(targets[t].policy_words);
+	}
 	free(s.moves);
 	policy_host__unload(&host);
 }
@@ -834,7 +839,7 @@ static void readme_example_policy_compiles_loads_and_decides(void **state)
 	scene_init(&s, 32);
 	twice = add_page(&s, 1, 1, 0, true);
 	s.pages[twice].samples = 1;
-	s.pages[twice].policy_word = 1;		/* sampled in the last epoch too */
+	s.words[twice] = 1;		/* sampled in the last epoch too */
 	once = add_page(&s, 1, 1, 0, true);
 	s.pages[once].samples = 1;
 	add_page(&s, 1, 0.5f, 1, true);		/* not this epoch */
@@ -842,14 +847,14 @@ static void readme_example_policy_compiles_loads_and_decides(void **state)
 	add_page(&s, 0, 2, 0, true);
 	add_page(&s, CXLT_NODE_UNKNOWN, 1, 0, true);
 	s.pages[s.target.nr_pages - 1].samples = 1;
-	s.pages[s.target.nr_pages - 1].policy_word = 1;
+	s.words[s.target.nr_pages - 1] = 1;
 
 	assert_int_equal(decide(&s), 0);
 	assert_plan_sane(&s);
 	assert_int_equal(s.plan.nr, 1);
 	assert_int_equal(moves_to(&s, 0, got), 1);
 	assert_int_equal(got[0], twice);
-	assert_int_equal(s.pages[once].policy_word, 1);	/* remembered */
+	assert_int_equal(s.words[once], 1);	/* remembered */
 
 	/* Next epoch: `once` is sampled again; fast memory is short. */
 	s.pages[twice].node = 0;

@@ -562,6 +562,10 @@ static void a_mixed_region_gets_detail_for_its_hot_pages(void **state)
 	assert_true(p->heat > 4);
 	/* The region's record stands for the rest; the pages total stays. */
 	assert_int_equal(tracker__record_pages(t, &t->pt.pages[r->rec]), REGION_PAGES - 2);
+	/* The policy's view says so (ABI 2): its pages, mixed; a page record counts one. */
+	assert_int_equal(t->pt.pages[r->rec].npages, REGION_PAGES - 2);
+	assert_true(t->pt.pages[r->rec].flags & CXLT_PAGE_MIXED);
+	assert_int_equal(p->npages, 1);
 	assert_int_equal(tracker__pages(&tr), 2 * REGION_PAGES);
 	/* A huge page counts as all its pages. */
 	r = tracker__region(t, BASE + REGION_SIZE);
@@ -670,7 +674,7 @@ static void over_budget_the_coldest_detail_folds_into_its_region(void **state)
 	(void)state;
 	t = two_regions(&tr);
 	/* Room for the two regions and about 40 page records, allocations counted. */
-	tr.budget_bytes = page_table__bytes(&t->pt) + 64 * 4 + 40 * sizeof(struct cxlt_page) +
+	tr.budget_bytes = page_table__bytes(&t->pt) + 64 * 4 + 40 * (sizeof(struct cxlt_page) + sizeof(uint32_t)) +
 			  (uint64_t)t->rt.cap * sizeof(struct region) + (t->rt.slot_mask + 1) * 4;
 	for (int e = 0; e < 8; e++) {	/* folds come at a window's end */
 		/* 100 sampled pages in the first half: page k gets k+1 samples, hottest first. */

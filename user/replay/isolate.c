@@ -17,10 +17,10 @@
  * tracker's own.  A policy that writes `node`, `samples` or `heat` into
  * them would score accesses it never earned.  So each decision gets a copy
  * of the view (nodes, targets, names, page records) and writes its plan
- * into a scratch plan; after it returns, only each page's `policy_word`
- * (the one field the ABI lets a policy write) and the plan's moves go back.
- * The page copies and the plan end against a PROT_NONE guard page, so
- * writing past the last page record or past the plan's capacity faults at
+ * into a scratch plan; after it returns, only the policy's words (the one
+ * thing the ABI lets a policy write) and the plan's moves go back.
+ * The copies and the plan end against a PROT_NONE guard page, so writing
+ * past the last target's words or past the plan's capacity faults at
  * once instead of corrupting the heap: the row says "crashed" and why.
  *
  * The decision time limit is an interval timer armed around each decide()
@@ -132,31 +132,40 @@ static int copy_view(struct guard *g, const struct cxlt_view *v, struct cxlt_vie
 {
 	size_t head = v->nr_nodes * sizeof(struct cxlt_node) +
 		      v->nr_targets * (sizeof(struct cxlt_target_view) + 16);
-	size_t pages = 0, off;
+	size_t pages = 0, words = 0, off, woff;
 	struct cxlt_target_view *tv;
 	struct cxlt_node *nodes;
 	char *comm;
 	int err;
 
 	head = (head + 7) & ~(size_t)7;
-	for (uint32_t t = 0; t < v->nr_targets; t++)
+	for (uint32_t t = 0; t < v->nr_targets; t++) {
 		pages += v->targets[t].nr_pages * sizeof(struct cxlt_page);
-	if ((err = guarded_reserve(&g->view_mem, head + pages)))
+		words += v->targets[t].nr_pages * sizeof(uint32_t);
+	}
+	pages = (pages + 7) & ~(size_t)7;
+	if ((err = guarded_reserve(&g->view_mem, head + pages + words + 8)))
 		return err;
 	nodes = (struct cxlt_node *)g->view_mem.base;
 	tv = (struct cxlt_target_view *)(nodes + v->nr_nodes);
 	comm = (char *)(tv + v->nr_targets);
 	memcpy(nodes, v->nodes, v->nr_nodes * sizeof(*nodes));
-	off = g->view_mem.size - pages;
+	/* The words last: writing past the last target's faults on the guard. */
+	off = g->view_mem.size - ((words + 7) & ~(size_t)7) - pages;	/* 8-byte aligned records */
+	woff = g->view_mem.size - words;
 	for (uint32_t t = 0; t < v->nr_targets; t++) {
-		size_t bytes = v->targets[t].nr_pages * sizeof(struct cxlt_page);
+		size_t n = v->targets[t].nr_pages;
+		struct cxlt_page *pg = (struct cxlt_page *)(g->view_mem.base + off);
 
 		tv[t] = v->targets[t];
 		snprintf(comm + 16 * t, 16, "%s", v->targets[t].comm ? v->targets[t].comm : "");
 		tv[t].comm = comm + 16 * t;
-		tv[t].pages = (struct cxlt_page *)(g->view_mem.base + off);
-		memcpy(tv[t].pages, v->targets[t].pages, bytes);
-		off += bytes;
+		memcpy(pg, v->targets[t].pages, n * sizeof(*pg));
+		tv[t].pages = pg;
+		tv[t].policy_words = (uint32_t *)(g->view_mem.base + woff);
+		memcpy(tv[t].policy_words, v->targets[t].policy_words, n * sizeof(uint32_t));
+		off += n * sizeof(*pg);
+		woff += n * sizeof(uint32_t);
 	}
 	*copy = *v;
 	copy->nodes = nodes;
@@ -183,13 +192,9 @@ static int guard_decide(void *state, const struct cxlt_view *view, struct cxlt_p
 	err = g->inner->decide(g->inner_state, &copy, &mine);
 	disarm();
 	g->policy_ms = (now_sec() - t0) * 1000;
-	for (uint32_t t = 0; t < view->nr_targets; t++) {
-		struct cxlt_page *dst = view->targets[t].pages;
-		const struct cxlt_page *src = copy.targets[t].pages;
-
-		for (uint64_t i = 0; i < view->targets[t].nr_pages; i++)
-			dst[i].policy_word = src[i].policy_word;
-	}
+	for (uint32_t t = 0; t < view->nr_targets; t++)
+		memcpy(view->targets[t].policy_words, copy.targets[t].policy_words,
+		       view->targets[t].nr_pages * sizeof(uint32_t));
 	memcpy(plan->moves, mine.moves, (mine.nr < plan->cap ? mine.nr : plan->cap) * sizeof(*plan->moves));
 	plan->nr = mine.nr;
 	return err;

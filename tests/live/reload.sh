@@ -19,7 +19,8 @@ wait_log 'target pid'
 install -m 0644 "$work/bad.so" "$work/policies/p.so"
 kill -HUP "$agent"
 wait_log 'reload refused: keeping policy hotcold'
-grep -q "p.so: built for policy ABI 99, but this cxltierd speaks ABI 1" "$work/agent.log" ||
+abi=$(sed -n "s/^#define CXLT_POLICY_ABI //p" include/cxltier/policy.h)
+grep -q "p.so: built for policy ABI 99, but this cxltierd speaks ABI $abi" "$work/agent.log" ||
 	fail "the refusal does not name the file and both ABI versions"
 # The agent goes on: epochs after the refusal, under the last good policy.
 wait_for 30 "the agent's status" status_has "$work/run" '.agent.epoch >= 0'

@@ -341,7 +341,13 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 			set_outcome(p, CXLT_OUTCOME_FULL);
 			full = true;
 		} else if (st == -EACCES) {
+			/*
+			 * Mapped by other processes too: it stays.  The sweeps
+			 * track private memory only, so a record of a shared page
+			 * (sampled between two sweeps) goes, rather than come back.
+			 */
 			m->epoch.access += m->weight[k];
+			p->flags |= PAGE_GONE;
 		} else {
 			m->epoch.other_error += m->weight[k];
 		}

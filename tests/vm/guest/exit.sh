@@ -44,7 +44,8 @@ done
 [ "$dropped" -eq "$procs" ] || fail "$dropped of $procs exits were noticed"
 [ "$unmoved" -eq 0 ] || fail "$unmoved processes had no page migrated"
 grep -E '^(warning|error):' /tmp/agent.log && fail "the agent reported errors"
-# busy and unreported (the kernel stopped a call early) are retried, not errors.
-jq -e '.mover | .nomem + .access + .other_error + .call_failed == 0' \
+# busy and unreported (the kernel stopped a call early) are retried, not errors; nor is
+# access: a page other processes map too, sampled before a sweep could tell (the record goes).
+jq -e '.mover | .nomem + .other_error + .call_failed == 0' \
 	/tmp/status.json > /dev/null || fail "errors other than page gone: $(jq -c .mover /tmp/status.json)"
 echo "exit: ok"

@@ -51,6 +51,7 @@
 #include "ksettings.h"
 #include "sampler.h"
 #include "sources.h"
+#include "shares.h"
 #include "status.h"
 #include "util.h"
 
@@ -71,6 +72,7 @@ enum key_kind {
 	K_LOGLEVEL, /* int */
 	K_RING,	    /* uint32_t, a power of 2 */
 	K_ADDR,	    /* char *, an IPv4 address */
+	K_SHARES,   /* char *, COMM:PCT%[,...] (shares.h) */
 };
 
 struct key_def {
@@ -99,6 +101,8 @@ static const struct key_def keys[] = {
     {"targets", "cgroup", "cgroup", 'g', K_CGROUP, OFF(cgroups), 0, 0, "a cgroup v2 directory"},
     {"targets", "target_user", "target-user", 0, K_STR, OFF(target_user), 0, 0,
      "user names or ids, a comma list, such as redis,1001"},
+    {"targets", "fast_share", "fast-share", 0, K_SHARES, OFF(fast_share), 0, 0,
+     NULL /* shares__parse says what is wrong */},
     {"sampler", "source", "source", 's', K_SOURCE, OFF(source), 0, 0,
      NULL /* sources__parse says what is wrong */},
     {"sampler", "epoch_ms", "epoch-ms", 'e', K_U32, OFF(epoch_ms), 10, 3600000,
@@ -166,7 +170,8 @@ static const char bool_expect[] = "yes, no, true, false, on, off, 1 or 0";
 
 static bool is_string(const struct key_def *k)
 {
-	return k->kind == K_STR || k->kind == K_SOURCE || k->kind == K_NODES || k->kind == K_ADDR;
+	return k->kind == K_STR || k->kind == K_SOURCE || k->kind == K_NODES || k->kind == K_ADDR ||
+	       k->kind == K_SHARES;
 }
 
 #define FIELD(c, k, type)  ((type *)((char *)(c) + (k)->off))
@@ -476,6 +481,15 @@ static int set_value(struct agent_config *c, const struct key_def *k, const char
 		if (!*value || parse_nodelist(value, &mask) || !mask)
 			goto bad;
 		return set_string(str_field(c, k), value);
+	case K_SHARES: {
+		struct fast_shares sh;
+
+		if (shares__parse(value, &sh, why, sizeof(why))) {
+			say(err, errlen, "%s", why);
+			return -EINVAL;
+		}
+		return set_string(str_field(c, k), value);
+	}
 	case K_ADDR:
 		if (inet_pton(AF_INET, value, &addr) != 1)
 			goto bad;
@@ -1062,6 +1076,8 @@ static const char *unset_note(const struct key_def *k)
 		return "no trace is recorded";
 	if (!strcmp(k->name, "target_user"))
 		return "any user's processes";
+	if (!strcmp(k->name, "fast_share"))
+		return "no shares: all targets' memory ranked on one scale";
 	if (!strcmp(k->name, "dir"))
 		return "policies/ beside cxltierd, else /usr/lib/cxltier/policies";
 	if (!strcmp(k->name, "metrics_addr"))
@@ -1107,7 +1123,8 @@ int config__describe(const struct agent_config *c, FILE *f)
 		case K_STR:
 		case K_SOURCE:
 		case K_NODES:
-		case K_ADDR: {
+		case K_ADDR:
+		case K_SHARES: {
 			const char *s = *CFIELD(c, k, char *);
 
 			if (s)

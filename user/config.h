@@ -6,6 +6,7 @@
  * One key per flag, in six sections:
  *   [topology] fast_nodes slow_nodes sysfs_root
  *   [targets]  pid (repeatable, or a comma list) comm cgroup (repeatable) target_user
+ *              fast_share
  *   [sampler]  source epoch_ms decay scan_epochs tracker_mb heat_entries hint_period_ms
  *              hint_cpu_pct ring_kb record
  *   [policy]   name dir decide_limit_ms, and any other key is a policy parameter (key=value)
@@ -55,6 +56,7 @@ struct agent_config {
 	char *cgroups[CONFIG_MAX_TARGETS];
 	int nr_cgroups;
 	char *target_user; /* users whose processes comm and cgroup may adopt; NULL: any */
+	char *fast_share;  /* COMM:PCT%,... (shares.h); NULL: none */
 	/* [policy] */
 	char *policy;	  /* NAME or PATH; default "hotset" */
 	char *policy_dir; /* NULL: policies/ beside the binary, else the installed path */

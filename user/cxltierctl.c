@@ -208,9 +208,15 @@ static void print_text(struct json_object *st, struct json_object *pinned)
 	for (size_t i = 0; targets && i < json_object_array_length(targets); i++) {
 		struct json_object *t = json_object_array_get_idx(targets, i);
 
+		char fast[48];
+
+		/* Beside its cap when it has a share: "FAST/CAP". */
+		snprintf(fast, sizeof(fast), "%s%s%s", get_str(t, "pages_fast"),
+			 get(t, "fast_cap_pages") ? "/" : "",
+			 get(t, "fast_cap_pages") ? get_str(t, "fast_cap_pages") : "");
 		printf("%-8s %-16s %10s %10s %10s %10s %10s %10s %10s\n", get_str(t, "pid"),
 		       get_str(t, "comm"), get_str(t, "pages_tracked"), get_str(t, "pages_sampled"),
-		       get_str(t, "pages_fast"), get_str(t, "pages_slow"), get_str(t, "samples"),
+		       fast, get_str(t, "pages_slow"), get_str(t, "samples"),
 		       get_str(t, "promoted"), get_str(t, "demoted"));
 	}
 	printf("\nsampler counters (pinned %s):\n", pinned ? "map" : "map not found, from status");

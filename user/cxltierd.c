@@ -34,6 +34,7 @@
 #include "policy_host.h"
 #include "sampler.h"
 #include "service.h"
+#include "shares.h"
 #include "status.h"
 #include "targets.h"
 #include "trace.h"
@@ -63,6 +64,9 @@ static const char usage_text[] =
 "  -g, --cgroup PATH        every process in this cgroup v2 directory\n"
 "      --target-user LIST   comm and cgroup adopt only processes of these users\n"
 "                           (names or ids, comma list; default: any user's)\n"
+"      --fast-share LIST    caps of fast memory by command name, such as\n"
+"                           redis:60%%,memcached:30%% (default: none, all targets'\n"
+"                           memory ranked on one scale)\n"
 "\n"
 "Policy:\n"
 "  -P, --policy NAME|PATH   policy to run (default hotset); a bare NAME is\n"
@@ -451,6 +455,7 @@ struct agent {
 	char **argv;
 	struct recorder rec;
 	struct sandbox sandbox;	/* where the policy decides */
+	struct fast_shares shares;	/* --fast-share */
 	int lock_fd, sfd;	/* the machine lock, the signals; -1: not yet */
 	bool run_dir_ok;
 	char kset_state[600];
@@ -536,6 +541,7 @@ static int live_ingest(void *ctx)
 	int err;
 
 	targets__refresh(&a->cfg->specs, &a->tr, &a->s);
+	shares__apply(&a->shares, &a->tr, topology__fast_pages(&a->topo));
 	if (a->tr.sight) {
 		/* Passes before samples: a page marked and sampled in one epoch stays unseen. */
 		bool seen = marks__follow(&a->marks, &a->tr, a->kset.gate.open, a->topo.fast_mask,
@@ -670,6 +676,21 @@ static int swap_policy(struct agent *a, const char *name, const char *dir, char 
  * everything running stays.  The heat history stays either way; targets,
  * sampler and topology settings take a restart.
  */
+/* The fast-tier shares of a setting (validated with the settings); logs them. */
+static void set_shares(struct agent *a, const char *setting)
+{
+	char why[256];
+
+	memset(&a->shares, 0, sizeof(a->shares));
+	if (!setting || shares__parse(setting, &a->shares, why, sizeof(why)))
+		return;
+	for (int i = 0; i < a->shares.n; i++)
+		pr_info("fast-tier share: processes named %s hold at most %.4g%% of the fast nodes (%llu MiB)",
+			a->shares.e[i].comm, a->shares.e[i].pct,
+			(unsigned long long)(a->shares.e[i].pct / 100 *
+					     (double)(topology__fast_pages(&a->topo) * a->topo.page_size) / (1 << 20)));
+}
+
 static int reload(struct agent *a)
 {
 	struct config fresh = { 0 };
@@ -689,6 +710,7 @@ static int reload(struct agent *a)
 		return -EINVAL;
 	}
 	a->m.opts = fresh.k.mover;
+	set_shares(a, fresh.k.fast_share);
 	/* The running config keeps its own strings: the target specs point into them. */
 	free(k->policy);
 	free(k->policy_dir);
@@ -1147,6 +1169,7 @@ static int set_up(struct agent *a)
 	    (err = mover__init(&a->m, &k->mover, a->topo.page_size)))
 		return err;
 	a->tr.budget_bytes = (uint64_t)k->tracker_mb << 20;
+	set_shares(a, k->fast_share);
 	if ((err = open_sources(a)))
 		return err;
 	/* Before the metrics thread exists: the child is forked from one thread. */

@@ -27,7 +27,8 @@ static void build_view(struct engine *e, struct cxlt_view *v, const struct wmark
 
 		e->views[i] = (struct cxlt_target_view){
 			.pid = t->pid, .comm = t->comm, .pages = t->pt.pages, .nr_pages = t->pt.nr,
-			.policy_words = t->pt.words,
+			.policy_words = t->pt.words, .fast_pages = t->place.fast,
+			.fast_cap_pages = t->fast_cap,
 		};
 	}
 	v->sz = sizeof(*v);

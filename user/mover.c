@@ -71,15 +71,12 @@ uint64_t mover__budget(struct mover *m, double now)
 void mover__wmarks(struct mover *m, const struct topology *topo,
 		   struct wmarks *w)
 {
-	uint64_t cap = 0;
+	uint64_t cap = topology__fast_pages(topo);
 
 	memset(w, 0, sizeof(*w));
-	for (int i = 0; i < topo->nr_nodes; i++) {
-		if (topo->nodes[i].role != ROLE_FAST)
-			continue;
-		cap += topo->nodes[i].total_pages;
-		w->fast_free += topo->nodes[i].free_pages;
-	}
+	for (int i = 0; i < topo->nr_nodes; i++)
+		if (topo->nodes[i].role == ROLE_FAST)
+			w->fast_free += topo->nodes[i].free_pages;
 	w->low = (uint64_t)(cap * m->opts.low_wmark_pct / 100);
 	w->high = (uint64_t)(cap * m->opts.high_wmark_pct / 100);
 	/* Hysteresis: once under low, demote until over high, not just over low. */
@@ -607,28 +604,47 @@ int mover__execute(struct mover *m, struct tracker *tr,
 	promote_room = w.fast_free + m->epoch.demoted > w.high ?
 		       w.fast_free + m->epoch.demoted - w.high : 0;
 	{
-		/* Promotions sit at the tail in reverse plan order: keep the plan's first. */
+		/*
+		 * Promotions sit at the tail in reverse plan order: in plan order
+		 * again, the first kept up to the room; a target at its share
+		 * (fast_cap) gets none past it, the others go on.
+		 */
 		uint32_t npromote = 0, all = plan->nr - np;
 		uint64_t pages = 0;
-		struct cxlt_move *promotes;
+		struct cxlt_move *promotes = m->sorted + np;
+		bool full = false;
 
-		while (npromote < all) {
-			const struct cxlt_move *mv = &m->sorted[plan->nr - 1 - npromote];
-			uint32_t cost = tracker__record_pages(&tr->targets[mv->target],
-							      &tr->targets[mv->target].pt.pages[mv->page]);
+		for (uint32_t a = 0, b = all; a + 1 < b; a++, b--) {
+			struct cxlt_move tmp = promotes[a];
 
-			if (pages + cost > promote_room)
-				break;
-			pages += cost;
-			npromote++;
+			promotes[a] = promotes[b - 1];
+			promotes[b - 1] = tmp;
 		}
-		m->epoch.rejected_watermark += all - npromote;
-		for (uint32_t k = npromote; k < all; k++) {
-			const struct cxlt_move *mv = &m->sorted[plan->nr - 1 - k];
+		for (uint32_t ti = 0; ti < tr->nr_targets; ti++) {
+			struct target *t = &tr->targets[ti];
 
-			tr->targets[mv->target].pt.pages[mv->page].outcome = CXLT_OUTCOME_WATERMARK;
+			t->fast_allow = !t->fast_cap ? UINT64_MAX :
+					t->fast_cap > t->place.fast ? t->fast_cap - t->place.fast : 0;
 		}
-		promotes = m->sorted + plan->nr - npromote;
+		for (uint32_t k = 0; k < all; k++) {
+			struct cxlt_move mv = promotes[k];
+			struct target *t = &tr->targets[mv.target];
+			struct cxlt_page *p = &t->pt.pages[mv.page];
+			uint32_t cost = tracker__record_pages(t, p);
+
+			if (full || pages + cost > promote_room) {
+				full = true;
+				m->epoch.rejected_watermark++;
+				p->outcome = CXLT_OUTCOME_WATERMARK;
+			} else if (cost > t->fast_allow) {
+				m->epoch.rejected_share++;
+				p->outcome = CXLT_OUTCOME_SHARE;
+			} else {
+				t->fast_allow -= cost;
+				pages += cost;
+				promotes[npromote++] = mv;
+			}
+		}
 		qsort(promotes, npromote, sizeof(*promotes), cmp_move);
 		run_moves(m, tr, topo, promotes, npromote, true);
 	}
@@ -638,7 +654,7 @@ int mover__execute(struct mover *m, struct tracker *tr,
 	m->last_result = (struct cxlt_plan_result){
 		.planned = plan->nr, .promoted = m->epoch.promoted, .demoted = m->epoch.demoted,
 		.refused = m->epoch.rejected_invalid + m->epoch.rejected_pingpong +
-			   m->epoch.rejected_budget + m->epoch.rejected_watermark,
+			   m->epoch.rejected_budget + m->epoch.rejected_watermark + m->epoch.rejected_share,
 		.failed = m->epoch.busy + m->epoch.gone + m->epoch.nomem + m->epoch.access +
 			  m->epoch.other_error + m->epoch.unreported,
 	};

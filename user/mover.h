@@ -32,6 +32,7 @@
 	X(rejected_pingpong, "plan entries for pages moved too recently") \
 	X(rejected_budget, "plan entries over the epoch's migration budget") \
 	X(rejected_watermark, "promotions held back to keep free fast memory over the high watermark") \
+	X(rejected_share, "promotions that would take a target past its fast-tier share") \
 	X(retried, "-ENOENT pages touched and tried again (PROT_NONE before Linux 6.5)") \
 	X(calls, "move_pages calls")
 

@@ -51,6 +51,8 @@ static struct json_object *targets_json(const struct tracker *tr)
 		ADD(o, "page_records", U64(t->pt.hashed));
 		ADD(o, "pages_sampled", U64(t->place.sampled));
 		ADD(o, "pages_fast", U64(t->place.fast));
+		if (t->fast_cap)
+			ADD(o, "fast_cap_pages", U64(t->fast_cap));
 		ADD(o, "pages_slow", U64(t->place.slow));
 		ADD(o, "pages_unknown", U64(t->place.unknown));
 		ADD(o, "pages_fast_unseen", U64(t->place.fast_unseen));

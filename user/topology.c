@@ -26,6 +26,16 @@ bool topology__has_slow(const struct topology *t)
 	return t->slow_mask && t->fast_mask;
 }
 
+uint64_t topology__fast_pages(const struct topology *t)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < t->nr_nodes; i++)
+		if (t->nodes[i].role == ROLE_FAST)
+			n += t->nodes[i].total_pages;
+	return n;
+}
+
 const char *topology__role_name(enum node_role role)
 {
 	return role == ROLE_FAST ? "fast" : role == ROLE_SLOW ? "slow" : "none";

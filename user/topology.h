@@ -50,6 +50,8 @@ int topology__reload(struct topology *t, const struct topology *prev,
 		     const char *fast, const char *slow);
 struct topo_node *topology__node(const struct topology *t, int id);
 bool topology__has_slow(const struct topology *t);
+/* The fast nodes' memory, in pages. */
+uint64_t topology__fast_pages(const struct topology *t);
 const char *topology__role_name(enum node_role role);
 void topology__log(const struct topology *t);
 

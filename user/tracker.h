@@ -122,6 +122,8 @@ struct target {
 	struct region_table rt;
 	struct target_counters ctr;
 	struct placement place;	/* as of the last tracker__count_placement() */
+	uint64_t fast_cap;	/* most fast pages it may hold (--fast-share); 0: no cap */
+	uint64_t fast_allow;	/* the mover's: what it may still take this epoch */
 	struct scan_follow scan;
 };
 

@@ -119,6 +119,7 @@ enum cxlt_outcome {
 	CXLT_OUTCOME_BUSY,		/* the kernel could not move it now: try again */
 	CXLT_OUTCOME_FULL,		/* the destination node is full */
 	CXLT_OUTCOME_FAILED,		/* gone, shared with other processes, or another error */
+	CXLT_OUTCOME_SHARE,		/* refused: its target would pass its fast-tier share */
 };
 
 struct cxlt_target_view {
@@ -128,6 +129,8 @@ struct cxlt_target_view {
 	const struct cxlt_page *pages;	/* its extents */
 	uint64_t nr_pages;		/* extents in pages[] (their pages: sum of npages) */
 	uint32_t *policy_words;		/* the policy's own word per extent, kept across epochs */
+	uint64_t fast_pages;		/* its pages on the fast tier, as of the last epoch */
+	uint64_t fast_cap_pages;	/* most it may hold there (its share); 0: no cap */
 };
 
 /* The last plan, as the host carried it out (pages, not plan entries). */

@@ -717,6 +717,30 @@ static void the_last_plans_outcome_is_in_each_record(void **state)
 	teardown(NULL);
 }
 
+/* A target at its fast-tier share gets no promotion past it; another target's go on. */
+static void a_share_caps_a_targets_promotions_not_the_others(void **state)
+{
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 8, 1);
+	add_target(200, 100, 8, 1);
+	tr.targets[0].fast_cap = 10;
+	tr.targets[0].place.fast = 7;		/* room for 3 more */
+	for (uint32_t i = 0; i < 6; i++)
+		cxlt_plan_add(&plan, 0, i, 0);
+	for (uint32_t i = 0; i < 4; i++)
+		cxlt_plan_add(&plan, 1, i, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(mv.epoch.rejected_share, 3);
+	assert_int_equal(mv.epoch.promoted, 3 + 4);
+	for (uint32_t i = 0; i < 6; i++)
+		assert_int_equal(tr.targets[0].pt.pages[i].outcome,
+				 i < 3 ? CXLT_OUTCOME_MOVED : CXLT_OUTCOME_SHARE);
+	assert_int_equal(tr.targets[1].pt.pages[3].outcome, CXLT_OUTCOME_MOVED);
+	assert_int_equal(mv.last_result.refused, 3);
+	teardown(NULL);
+}
+
 static void ebusy_is_counted_busy_and_page_stays(void **state)
 {
 	(void)state;
@@ -1001,6 +1025,7 @@ int main(void)
 		cmocka_unit_test(a_region_retries_only_its_mapped_pages),
 		cmocka_unit_test(regions_demote_only_up_to_the_goal),
 		cmocka_unit_test(the_last_plans_outcome_is_in_each_record),
+		cmocka_unit_test(a_share_caps_a_targets_promotions_not_the_others),
 		cmocka_unit_test(ebusy_is_counted_busy_and_page_stays),
 		cmocka_unit_test(ebusy_but_moved_per_node_query_counts_as_moved),
 		cmocka_unit_test(gone_pages_are_flagged),

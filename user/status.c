@@ -96,6 +96,7 @@ struct json_object *status__json(const struct agent_state *st)
 	ADD(agent, "tracker_budget_bytes", U64(st->tr->budget_bytes));
 	ADD(agent, "tracker_records", U64(tracker__records(st->tr)));
 	ADD(agent, "tracker_folded", U64(st->tr->folded));
+	ADD(agent, "targets_refused_budget", U64(st->tr->refused_budget));
 	ADD(root, "agent", agent);
 
 	sampler = json_object_new_object();
@@ -267,6 +268,9 @@ char *status__metrics(const struct agent_state *st)
 	fprintf(f, "cxltier_tracked_pages %llu\n", (unsigned long long)jget(o, "tracked_pages"));
 	metric_head(f, "cxltier_tracker_bytes", "gauge", "memory of the tracker");
 	fprintf(f, "cxltier_tracker_bytes %llu\n", (unsigned long long)jget(o, "tracker_bytes"));
+	metric_head(f, "cxltier_targets_refused", "gauge",
+		    "matching processes not managed: the tracker is full (--tracker-mb)");
+	fprintf(f, "cxltier_targets_refused %llu\n", (unsigned long long)jget(o, "targets_refused_budget"));
 
 	json_object_object_get_ex(root, "sampler", &o);
 	metric_head(f, "cxltier_sampler_events_total", "counter", "sampler counters by kind (bpf/stats.def)");

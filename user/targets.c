@@ -270,6 +270,8 @@ static int add(struct target_specs *ts, struct tracker *tr, struct sampler *s, p
 	if (origin != ORIGIN_PID && !owner_allowed(ts, pid, start, comm))
 		return 0;
 	idx = tracker__add_target(tr, pid, start, comm, origin);
+	if (idx == -ENOSPC)
+		tr->refused_budget++;
 	if (idx < 0)
 		return idx;
 	if (s && (err = sampler__add_target(s, pid))) {
@@ -398,8 +400,10 @@ static int add_comm_matches(struct target_specs *ts, struct tracker *tr, struct 
 
 int targets__refresh(struct target_specs *ts, struct tracker *tr, struct sampler *s)
 {
+	uint32_t refused_before = tr->refused_budget;
 	int changes = 0;
 
+	tr->refused_budget = 0;
 	/* Drop the dead and the reused. */
 	for (uint32_t i = 0; i < tr->nr_targets;) {
 		struct target *t = &tr->targets[i];
@@ -426,13 +430,21 @@ int targets__refresh(struct target_specs *ts, struct tracker *tr, struct sampler
 	for (int i = 0; i < ts->nr_pids; i++) {
 		if (!ts->pids[i] || tracker__find_target(tr, ts->pids[i]) >= 0)
 			continue;
-		if (add(ts, tr, s, ts->pids[i], ORIGIN_PID, "--pid") > 0)
-			changes++;
-		ts->pids[i] = 0;	/* never re-adopt this number */
+		int r = add(ts, tr, s, ts->pids[i], ORIGIN_PID, "--pid");
+
+		changes += r > 0;
+		if (r != -ENOSPC)
+			ts->pids[i] = 0;	/* never re-adopt this number */
 	}
 	for (int i = 0; i < ts->nr_cgroups; i++)
 		changes += add_cgroup_members(ts, tr, s, i);
 	if (ts->nr_comms)
 		changes += add_comm_matches(ts, tr, s);
+	if (tr->refused_budget && !refused_before)
+		pr_warn("the tracker is full (%llu of %llu MiB, --tracker-mb): %u matching processes are not managed until targets exit or the budget grows",
+			(unsigned long long)(tr->bytes_used >> 20),
+			(unsigned long long)(tr->budget_bytes >> 20), tr->refused_budget);
+	else if (!tr->refused_budget && refused_before)
+		pr_info("the tracker has room again: every matching process is managed");
 	return changes;
 }

@@ -406,6 +406,8 @@ int tracker__add_target(struct tracker *tr, pid_t pid, uint64_t start_time,
 {
 	struct target *t;
 
+	if (tr->budget_bytes && tr->bytes_used > tr->budget_bytes)
+		return -ENOSPC;
 	if (tr->nr_targets == tr->cap_targets) {
 		uint32_t cap = tr->cap_targets ? tr->cap_targets * 2 : 16;
 		struct target *n = realloc(tr->targets, cap * sizeof(*n));

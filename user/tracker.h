@@ -147,6 +147,7 @@ struct tracker {
 	/* A page record for every sampled page, no regions (the replay's model is per page). */
 	bool detail_all;
 	uint64_t budget_bytes;	/* over it, the coldest detail folds; 0: no limit */
+	uint32_t refused_budget;	/* processes the last target refresh left out: no room */
 	/*
 	 * The source reports a page once (first touch): a region turning mixed
 	 * hands what its record gathered to its sampled chunks' pages rather
@@ -164,7 +165,12 @@ struct tracker {
 int tracker__init(struct tracker *tr, double decay);
 void tracker__free(struct tracker *tr);
 
-/* Returns the new target's index, or -errno. */
+/*
+ * Returns the new target's index, or -errno: -ENOSPC when the tables are over
+ * the budget though the detail has folded (the regions of the targets
+ * the tracker has fill it), so a target set that grows without end cannot
+ * grow the agent.
+ */
 int tracker__add_target(struct tracker *tr, pid_t pid, uint64_t start_time,
 			const char *comm, enum target_origin origin);
 void tracker__remove_target(struct tracker *tr, uint32_t idx);

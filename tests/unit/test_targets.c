@@ -14,7 +14,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "targets.h"
+#include "tracker.h"
 
 #define FIX "tests/fixtures/cgroup/"
 
@@ -72,6 +77,57 @@ static void unreadable_mount_table_says_so(void **state)
 	assert_non_null(strstr(why, "cannot read " FIX "missing.mounts"));
 }
 
+/* A process that is not our child (the agent leaves its own children alone). */
+static pid_t start_orphan(void)
+{
+	int fd[2];
+	pid_t child, orphan = 0;
+
+	assert_int_equal(pipe(fd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		pid_t p = fork();
+
+		if (!p) {
+			close(fd[1]);
+			pause();
+			_exit(0);
+		}
+		(void)!write(fd[1], &p, sizeof(p));
+		_exit(0);
+	}
+	assert_int_equal(read(fd[0], &orphan, sizeof(orphan)), sizeof(orphan));
+	waitpid(child, NULL, 0);
+	close(fd[0]);
+	close(fd[1]);
+	return orphan;
+}
+
+/* A full tracker takes no new target, counts it, and takes it once there is room. */
+static void a_full_tracker_leaves_new_targets_out(void **state)
+{
+	struct target_specs ts = { .nr_pids = 1 };
+	struct tracker tr;
+	pid_t orphan = start_orphan();
+
+	(void)state;
+	ts.pids[0] = orphan;
+	tracker__init(&tr, 0.5);
+	tr.budget_bytes = 1 << 20;
+	tr.bytes_used = (1 << 20) + 1;	/* regions alone over it */
+	assert_int_equal(targets__refresh(&ts, &tr, NULL), 0);
+	assert_int_equal(tr.nr_targets, 0);
+	assert_int_equal(tr.refused_budget, 1);
+	tr.bytes_used = 0;
+	assert_int_equal(targets__refresh(&ts, &tr, NULL), 1);
+	assert_int_equal(tr.nr_targets, 1);
+	assert_int_equal(tr.targets[0].pid, orphan);
+	assert_int_equal(tr.refused_budget, 0);
+	tracker__free(&tr);
+	kill(orphan, SIGKILL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -80,6 +136,7 @@ int main(void)
 		cmocka_unit_test(v1_only_is_refused_with_what_to_use),
 		cmocka_unit_test(v2_mounted_anywhere_with_escaped_names),
 		cmocka_unit_test(unreadable_mount_table_says_so),
+		cmocka_unit_test(a_full_tracker_leaves_new_targets_out),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

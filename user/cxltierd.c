@@ -595,6 +595,8 @@ static void live_publish(void *ctx)
 	struct placement place;
 
 	a->st.last_plan = a->eng.last_plan;
+	if (a->migrate)
+		ksettings__moved(&a->kset, e->promoted + e->demoted + e->moved_other > 0);
 	/* One pass for the log line and the status, not one each. */
 	tracker__count_placement(&a->tr, a->topo.fast_mask, &place);
 

@@ -194,6 +194,7 @@ int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now)
 	g->budget = (cpu_pct > 0 ? cpu_pct : HINT_CPU_PCT_DEFAULT) / 100 * 1e9 / HINT_FAULT_COST_NS;
 	/* No credit to start: the first scan pass is a debt, and the average holds from the start. */
 	g->credit = 0;
+	g->need = 1;
 	g->at = g->opened_at = now;
 	g->open = g->on = true;
 	pr_info("hint: metering NUMA hint faults to %.3g%% of one core (%.0f faults/s at %.1f us each); over budget the kernel marks only slow-tier pages",
@@ -213,7 +214,8 @@ void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool pass
 		return;
 	used = n >= g->faults ? (double)(n - g->faults) : 0;
 	g->rate = used / dt;
-	g->credit = fmin(g->credit + g->budget * dt - used, g->budget * HINT_BURST_SEC);
+	g->credit = fmin(g->credit + g->budget * g->need * dt - used,
+			 g->budget * g->need * HINT_BURST_SEC);
 	g->faults = n;
 	g->at = now;
 	g->looks++;
@@ -236,6 +238,25 @@ void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool pass
 		}
 	}
 	g->open_looks += g->open;
+}
+
+void ksettings__moved(struct ksettings *k, bool moved)
+{
+	struct hint_gate *g = &k->gate;
+	double was = g->need;
+
+	if (!g->on)
+		return;
+	if (moved) {
+		g->quiet = 0;
+		g->need = 1;
+	} else if (++g->quiet >= HINT_QUIET_EPOCHS) {
+		g->quiet = 0;
+		g->need = fmax(g->need / 2, HINT_NEED_MIN);
+	}
+	if (g->need != was)
+		pr_debug("hint: %s: budget now %.0f faults/s", moved ? "pages moved" :
+			 "placement settled", g->budget * g->need);
 }
 
 void ksettings__restore(struct ksettings *k)

@@ -23,6 +23,12 @@
 #define HINT_CPU_PCT_DEFAULT 1.0
 /* Credit saved while idle, in seconds of budget: one scan pass of a small process. */
 #define HINT_BURST_SEC 10.0
+/*
+ * Cost follows need: after this many epochs in a row with no page moved, the
+ * budget halves, down to HINT_NEED_MIN of it; a move brings it back whole.
+ */
+#define HINT_QUIET_EPOCHS 5
+#define HINT_NEED_MIN (1.0 / 32)
 /* Longest the gate waits in debt for the targets' passes (a target that never runs). */
 #define HINT_PASS_WAIT_SEC 60.0
 /*
@@ -50,6 +56,8 @@ struct hint_gate {
 	bool on;		/* the hint source runs: metering */
 	bool open;		/* mode 3 now, else 2 */
 	double budget;		/* faults per second the share allows */
+	double need;		/* of it, what placement's changes call for now: 1 .. HINT_NEED_MIN */
+	uint32_t quiet;		/* epochs in a row with no page moved */
 	double credit;		/* faults still allowed; negative: debt */
 	uint64_t faults;	/* numa_hint_faults at the last look */
 	double at;		/* when (monotonic seconds) */
@@ -96,6 +104,12 @@ int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now);
  * that marked fast-tier pages since the gate opened (or there is none).
  */
 void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool passes_seen);
+/*
+ * Once an epoch, after the moves: whether any page moved.  Quiet epochs
+ * shrink the budget (the fast tier is marked less once placement has
+ * settled); a move restores it.
+ */
+void ksettings__moved(struct ksettings *k, bool moved);
 /*
  * At start, with the agent's lock held: puts back the settings recorded in a
  * state file left by an agent that did not stop cleanly.  Returns how many

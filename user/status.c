@@ -134,6 +134,8 @@ struct json_object *status__json(const struct agent_state *st)
 		struct json_object *h = json_object_new_object();
 
 		ADD(h, "budget_faults_per_sec", json_object_new_double(st->hint->budget));
+		/* Cost follows need: the budget in force once placement has settled. */
+		ADD(h, "budget_now_faults_per_sec", json_object_new_double(st->hint->budget * st->hint->need));
 		ADD(h, "faults_per_sec", json_object_new_double(st->hint->rate));
 		ADD(h, "credit", json_object_new_double(st->hint->credit));
 		ADD(h, "fast_tier_marked", json_object_new_boolean(st->hint->open));

@@ -163,6 +163,36 @@ static void meter_caps_saved_credit(void **state)
 	ksettings__restore(&k);
 }
 
+/* Cost follows need: quiet epochs shrink the budget to a floor, a move brings it back. */
+static void quiet_epochs_shrink_the_budget_a_move_restores_it(void **state)
+{
+	struct tree *t = *state;
+	struct ksettings k;
+
+	proc(t, "0\n");
+	faults(t, 0);
+	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
+	assert_int_equal(ksettings__meter_start(&k, 1, 0), 0);
+	for (int e = 0; e < HINT_QUIET_EPOCHS - 1; e++)
+		ksettings__moved(&k, false);
+	assert_true(k.gate.need == 1);
+	ksettings__moved(&k, false);
+	assert_true(k.gate.need == 0.5);
+	for (int e = 0; e < 100 * HINT_QUIET_EPOCHS; e++)
+		ksettings__moved(&k, false);
+	assert_true(k.gate.need == HINT_NEED_MIN);
+	/* At the floor, 5000 / 32 faults a second: 3000 in a second close the gate. */
+	ksettings__meter(&k, 10, 10, true);
+	faults(t, 3000);
+	ksettings__meter(&k, 11, 11, true);
+	assert_string_equal(get(t, NB), "2");
+	ksettings__moved(&k, true);
+	assert_true(k.gate.need == 1);
+	ksettings__meter(&k, 12, 12, true);	/* 5000 of credit in a second: open again */
+	assert_string_equal(get(t, NB), "3");
+	ksettings__restore(&k);
+}
+
 static void meter_without_a_count_leaves_the_mode(void **state)
 {
 	struct tree *t = *state;
@@ -186,6 +216,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(meter_closes_over_budget_and_reopens_on_credit, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(meter_closes_only_after_the_targets_passes, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(meter_caps_saved_credit, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(quiet_epochs_shrink_the_budget_a_move_restores_it, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(meter_without_a_count_leaves_the_mode, tree_setup, tree_teardown),
 	};
 

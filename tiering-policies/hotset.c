@@ -2,6 +2,15 @@
 /*
  * hotset: the default policy.  Goal-based: no heat threshold to tune.
  *
+ * In a paragraph: the fast tier holds the hottest pages that fit, ranked by
+ * heat; a page whose count this epoch breaks with its history is ranked by
+ * this epoch alone, so a moved hot set is followed within an epoch; a slow
+ * page must show up in two epochs before it displaces a fast page that is
+ * still in use (unless it is ten times hotter in its one epoch), so a
+ * one-off scan does not push out a hot set in use; and a swap needs a
+ * clear gain, beyond sampling noise, so pages of about the same heat stay
+ * put.  In detail:
+ *
  * Idea (after Memtis): the fast tier should hold the hottest pages that fit
  * in it, whatever their absolute heat.  Each epoch a histogram of the pages'
  * heat gives the threshold T at which the pages with heat >= T fill the fast
@@ -23,8 +32,8 @@
  *    about the same heat from trading places every epoch;
  *  - when fast memory is short, view->demote_goal_pages fast pages are
  *    demoted first, taken from outside the hot set while it has enough.
- * Demotions go coldest first: never sampled, then the longest idle, then the
- * least heat.  Nothing else is demoted: a cold page in a fast tier costs
+ * Demotions go coldest first: never sampled, then pages no longer in use,
+ * then the longest idle, then the least heat.  Nothing else is demoted: a cold page in a fast tier costs
  * nothing until a hotter page needs its place, and moving it costs bandwidth.
  * When every sampled page fits, T is 0 and everything sampled is promoted.
  * Pages moved less than `settle_epochs` ago are left alone (the mover would
@@ -39,6 +48,25 @@
  * comes in within one epoch, while pages whose counts only jitter keep their
  * heat.  (The policy derives the host's decay from the two heats, so it needs
  * no setting for it.)
+ *
+ * Evidence, against one-off scans (after Memtis, where a page's count must
+ * build up over time before it outranks pages with long histories).  A page
+ * whose samples this epoch are more than 4 times what its history predicts
+ * (its heat before the epoch, decayed once, is that of a rate of
+ * (heat - samples) * (1 - d) / d samples an epoch, d the host's decay) has
+ * one epoch of evidence: a page read by a scan, or a new hot page in its
+ * first epoch.  A fast page is in use when it was sampled this epoch, from
+ * half to 4 times what its history predicts.  A slow page with one epoch of
+ * evidence may take free room and the place of fast pages not in use (idle,
+ * or whose use fell off, as an old hot set's does when it moves), but not
+ * of a page in use, unless this epoch's samples alone are 10 times the rate
+ * that page keeps up: an order of magnitude hotter, not a scan's page
+ * against a hot set.  So a scan that touches each page once leaves the hot
+ * set where it is, and its pages drop out the next epoch (their counts
+ * break with their history); a moving hot set still comes in within an
+ * epoch, in place of the old one, which fell out of use in the same epoch;
+ * a page that gets hot while all of fast memory stays in use comes in one
+ * epoch later, with two epochs of evidence.
  *
  * The histogram has 8 buckets per power of two of heat, indexed by the high
  * bits of the float (sign, exponent, 3 mantissa bits), so no log() per page;
@@ -64,6 +92,7 @@
 
 #define NR_BUCKETS 2048		/* (float bits >> 20) of a non-negative float */
 #define NOISE_Z2 9		/* beyond noise: 3 standard deviations, squared */
+#define NEWCOMER_GAIN 10	/* one epoch's samples against a rate in use: 10 times */
 
 struct hotset {
 	double headroom;
@@ -228,10 +257,55 @@ static inline bool clear_gain(const struct hotset *hs, float in, const struct cx
 	return gain * gain > NOISE_Z2 * (in + out_score);
 }
 
-/* Coldest first: never sampled, then the longest idle, then the least score. */
-static inline float coldness(const struct cxlt_page *p, float score)
+/*
+ * Samples this epoch that the page's history predicts: its heat before
+ * this epoch (heat - samples, decayed once) comes from a rate of
+ * (heat - samples) / d * (1 - d) samples an epoch.
+ */
+static inline float predicted(const struct cxlt_page *p, float d)
 {
-	return (p->flags & CXLT_PAGE_SAMPLED ? 0 : 1e9f) + p->idle_epochs - score;
+	return ((float)p->heat - (float)p->samples) / d * (1 - d);
+}
+
+/*
+ * Evidence.  Proven: this epoch's samples are at most 4 times what the
+ * history predicts.  A page used at a steady rate, or used in the last
+ * epoch too, is; a page that appears in this epoch only (read by a scan,
+ * or the first epoch of a new hot page) is not.
+ */
+static inline bool proven(const struct cxlt_page *p, float d)
+{
+	return (float)p->samples <= 4 * predicted(p, d);
+}
+
+/* In use: sampled this epoch, from half to 4 times what its history predicts. */
+static inline bool in_use(const struct cxlt_page *p, float d)
+{
+	return p->samples && proven(p, d) && 2 * (float)p->samples >= predicted(p, d);
+}
+
+/*
+ * Whether the slow page `in` may take the place of the fast page `out` as
+ * far as evidence goes: always if `in` is proven or `out` is not in use;
+ * with one epoch of evidence against a page in use, only if this epoch's
+ * samples alone (not the steady heat they would make) are NEWCOMER_GAIN
+ * times the rate the page in use keeps up (its heat times 1 - d).
+ */
+static inline bool may_displace(const struct cxlt_page *in, const struct cxlt_page *out, float d)
+{
+	return proven(in, d) || !in_use(out, d) ||
+	       (float)in->samples / (in->npages > 1 ? in->npages : 1) >
+	       NEWCOMER_GAIN * cxlt_heat_per_page(out) * (1 - d);
+}
+
+/*
+ * Coldest first: never sampled, then not in use (idle, or its use fell
+ * off), then the longest idle, then the least score.
+ */
+static inline float coldness(const struct cxlt_page *p, float score, float d)
+{
+	return (p->flags & CXLT_PAGE_SAMPLED ? 0 : 1e9f) + (in_use(p, d) ? 0 : 1e6f) +
+	       p->idle_epochs - score;
 }
 
 static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)
@@ -243,6 +317,7 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 	uint64_t np = 0, nd = 0, np_pages = 0, nd_pages = 0, goal = v->demote_goal_pages;
 	/* The words hold last epoch's heat only if we saw the last epoch. */
 	bool history = hs->last_epoch && v->epoch == hs->last_epoch + 1;
+	float d = v->heat_decay > 0 && v->heat_decay < 1 ? v->heat_decay : 0.5f;
 	int64_t room, want;
 	uint32_t boundary = 0;
 	struct cxlt_cand *demote;
@@ -327,7 +402,7 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 					    bucket(sc) > boundary)
 						continue;
 					c = &demote[-(int64_t)++nf];
-					c->key = coldness(p, sc);
+					c->key = coldness(p, sc, d);
 				}
 				c->target = t;
 				c->page = (uint32_t)i;
@@ -350,12 +425,14 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 	 * demotes the pages that bring free memory back up to it.
 	 */
 	for (uint64_t i = 0; i < ns && nd + np < left; i++) {
+		const struct cxlt_page *cand = page_of(v, &hs->cands[i]);
 		const struct cxlt_cand *out;
-		int64_t in = (int64_t)pages_of(v, &hs->cands[i]), need;
+		int64_t in = (int64_t)cand->npages, need;
 		uint64_t k = nd, got = 0;
+		bool ok = true;
 
 		if (room + (int64_t)nd_pages - (int64_t)np_pages >= in) {
-			np++;
+			hs->cands[np++] = hs->cands[i];
 			np_pages += (uint64_t)in;
 			continue;
 		}
@@ -364,17 +441,21 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 						 (int64_t)v->fast_high_pages);
 		if (need < 1)
 			need = 1;
-		while (k < nf && (int64_t)got < need)
+		while (k < nf && (int64_t)got < need) {
+			ok = ok && may_displace(cand, page_of(v, &demote[k]), d);
 			got += pages_of(v, &demote[k++]);
+		}
 		if ((int64_t)got < need || k + np + 1 > left)
 			break;
 		out = &demote[k - 1];
 		if (!clear_gain(hs, hs->cands[i].key, page_of(v, out),
 				SCORE(v, out->target, out->page, history)))
 			break;
+		if (!ok)
+			continue;	/* colder candidates may have the evidence */
 		nd = k;
 		nd_pages += got;
-		np++;
+		hs->cands[np++] = hs->cands[i];
 		np_pages += (uint64_t)in;
 	}
 

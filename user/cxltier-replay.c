@@ -115,16 +115,20 @@ static const char usage_text[] =
 "      --plot DIR           write PNG plots with gnuplot: fast-tier hit ratio\n"
 "                           over time per policy, heat map of pages x time\n"
 "\n"
-"Synthetic traces (--synth zipf|hotset|shift):\n"
+"Synthetic traces (--synth zipf|hotset|shift|scan):\n"
 "      --pages N            distinct pages (default 32768)\n"
 "      --epochs N           epochs (default 60)\n"
 "      --samples N          accesses per epoch (default 500000), written as one\n"
 "                           sample per touched page and epoch, weighted\n"
 "      --seed N             PRNG seed (default 1)\n"
 "      --alpha A            zipf exponent (default 0.99)\n"
-"      --hot F              hot fraction of the pages (hotset, shift; default 0.1)\n"
+"      --hot F              hot fraction of the pages (hotset, shift, scan;\n"
+"                           default 0.1)\n"
 "      --hot-share F        share of accesses to the hot set (default 0.9)\n"
-"      --shift-every N      shift: the hot set moves every N epochs (default 10)\n"
+"      --shift-every N      shift: the hot set moves every N epochs; scan: a\n"
+"                           fixed hot set, and every N epochs (from N/2) a\n"
+"                           one-off sequential scan of the next quarter of the\n"
+"                           pages, 512 accesses a page (default 10)\n"
 "  -O, --output FILE        where to write (synth: required; to-csv: default stdout)\n"
 "      --to-csv TRACE       the samples as CSV; with one --sampler, those the\n"
 "                           sampler reports (with no migration)\n"
@@ -313,8 +317,9 @@ static int parse_args(struct args *a, int argc, char **argv)
 		case OPT_TIMING: o->timing = true; break;
 		case OPT_PLOT: o->plot_dir = optarg; break;
 		case OPT_SYNTH:
-			if (strcmp(optarg, "zipf") && strcmp(optarg, "hotset") && strcmp(optarg, "shift"))
-				return usage_error("--synth '%s': expected zipf, hotset or shift", optarg);
+			if (strcmp(optarg, "zipf") && strcmp(optarg, "hotset") && strcmp(optarg, "shift") &&
+			    strcmp(optarg, "scan"))
+				return usage_error("--synth '%s': expected zipf, hotset, shift or scan", optarg);
 			so->kind = optarg;
 			break;
 		case OPT_PAGES: so->pages = parse_num(a, "--pages", optarg, 16, 1ULL << 32); break;

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# make bench, replay part: every shipped policy on the three synthetic traces
+# make bench, replay part: every shipped policy on the four synthetic traces
 # at fast:total = 1:4 and 1:8, its fast-tier hit ratio as a fraction of the
-# oracle's, and replay speed.  Goals (issue 4): hotset >= 0.95 of the oracle
-# on zipf and hotset, >= 0.85 on shift, and beats tpp on shift; >= 10 M
-# samples/s.
+# oracle's, and replay speed.  Goals (issues 4 and 17): hotset >= 0.96 of
+# the oracle on zipf and hotset, >= 0.88 on shift (a policy that learns of
+# a move an epoch after it happens gets about 0.90 there: each move's own
+# epoch is lost, and the oracle knows it), beats tpp on shift, and beats
+# every other shipped policy on scan (the scans' own epochs cap everyone
+# near 0.65 at 1:4 and 0.8 at 1:8); >= 10 M samples/s.
 set -euo pipefail
 BUILD=${BUILD:-build}
 R="$BUILD/cxltier-replay"
@@ -15,13 +18,13 @@ for src in tiering-policies/*.c; do
 	p=$(basename "$src" .c)
 	[ "$p" = hotset ] || policies+=("$p")
 done
-for kind in zipf hotset shift; do
+for kind in zipf hotset shift scan; do
 	"$R" --synth "$kind" --seed 1 -O "$work/$kind.trace" 2> /dev/null
 done
 printf '%-8s %-5s' trace fast
 for p in none "${policies[@]}"; do printf ' %9s' "$p"; done
 printf ' %9s\n' "oracle"
-for kind in zipf hotset shift; do
+for kind in zipf hotset shift scan; do
 	for ratio in 1:4 1:8; do
 		"$R" --json --fast-ratio "$ratio" "$work/$kind.trace" "${policies[@]}" > "$work/r.json"
 		printf '%-8s %-5s' "$kind" "$ratio"

@@ -405,6 +405,133 @@ static void hotset_follows_a_moving_hot_set_within_an_epoch(void **state)
 	policy_host__unload(&host);
 }
 
+/* Sets a page's heat and samples of this epoch (decay 0.5: heat = heat / 2 + samples). */
+static void epoch_of(struct scene *s, uint32_t i, float heat, uint16_t samples)
+{
+	s->pages[i].heat = heat;
+	s->pages[i].samples = samples;
+	s->pages[i].idle_epochs = samples ? 0 : (uint16_t)(s->pages[i].idle_epochs + 1);
+}
+
+/* The next epoch for two groups of 4 pages, and decides on it. */
+static void next_epoch(struct scene *s, const uint32_t *a, float a_heat, uint16_t a_samples,
+		       const uint32_t *b, float b_heat, uint16_t b_samples)
+{
+	s->view.epoch++;
+	for (int i = 0; i < 4; i++) {
+		epoch_of(s, a[i], a_heat, a_samples);
+		epoch_of(s, b[i], b_heat, b_samples);
+	}
+	assert_int_equal(decide(s), 0);
+	assert_plan_sane(s);
+}
+
+/*
+ * A hot set in a full fast tier, and a one-off scan of cold memory: the
+ * scanned pages get far more samples in their one epoch than the hot
+ * pages do.  They may take the place of a fast page no longer in use, but
+ * not of a hot page in use: one epoch of evidence against a long history.
+ * Scanned pages that come back the next epoch have two, and get in.
+ */
+static void hotset_does_not_displace_the_hot_set_for_a_one_off_scan(void **state)
+{
+	static struct scene s;
+	uint32_t hot[4], scan[4], idle, got[MAXP];
+
+	(void)state;
+	scene_init(&s, 32);
+	s.view.heat_decay = 0.5f;
+	set_fast_free(&s, 700);			/* full */
+	for (int i = 0; i < 4; i++)
+		hot[i] = add_page(&s, 0, 274, 0, true);	/* steady: 137 an epoch */
+	idle = add_page(&s, 0, 2, 3, true);	/* a fast page no longer used */
+	for (int i = 0; i < 4; i++)
+		scan[i] = add_page(&s, 1, 2, 0, true);	/* cold: 1 an epoch */
+	for (int comes_back = 0; comes_back < 2; comes_back++) {
+		load("hotset", NULL, 0);
+		s.view.epoch = 6;
+		next_epoch(&s, hot, 274, 137, scan, 2, 1);
+		assert_int_equal(s.plan.nr, 0);		/* stable */
+
+		/* The scan, 1024 samples a page: only the page not in use makes room. */
+		next_epoch(&s, hot, 274, 137, scan, 1025, 1024);
+		assert_int_equal(moves_to(&s, 1, got), 1);
+		assert_int_equal(got[0], idle);
+		assert_int_equal(moves_to(&s, 0, got), 1);
+		assert_true(got[0] >= scan[0] && got[0] <= scan[3]);
+
+		if (!comes_back) {
+			/* The scan is over: nothing moves for it. */
+			next_epoch(&s, hot, 274, 137, scan, 512.5f, 0);
+			assert_int_equal(s.plan.nr, 0);
+		} else {
+			/* Two epochs of evidence: twice as hot as the hot set, they get in. */
+			next_epoch(&s, hot, 274, 137, scan, 1536.5f, 1024);
+			assert_int_equal(moves_to(&s, 0, got), 4);
+			assert_int_equal(moves_to(&s, 1, got), 4);
+		}
+		policy_host__unload(&host);
+		s.pages[idle] = (struct cxlt_page){ .addr = s.pages[idle].addr, .heat = 2, .npages = 1,
+						    .idle_epochs = 3, .since_move = CXLT_NEVER_MOVED,
+						    .flags = CXLT_PAGE_SAMPLED };
+	}
+
+	/* One epoch against a page in use: in only if 10 times its rate. */
+	load("hotset", NULL, 0);
+	s.pages[idle].node = 1;			/* out of the way */
+	s.view.epoch = 6;
+	next_epoch(&s, hot, 20, 10, scan, 2, 1);	/* in use, 10 an epoch */
+	assert_int_equal(s.plan.nr, 0);
+	next_epoch(&s, hot, 20, 10, scan, 100, 99);
+	epoch_of(&s, scan[0], 102, 101);		/* 101: over 10 x 10 */
+	assert_int_equal(decide(&s), 0);
+	assert_plan_sane(&s);
+	assert_int_equal(moves_to(&s, 0, got), 1);
+	assert_int_equal(got[0], scan[0]);
+	policy_host__unload(&host);
+}
+
+/*
+ * A hot set moves in a full fast tier: the old hot pages fall to a sample
+ * an epoch, the new ones jump from one to many.  The new ones come in at
+ * once, in place of the old ones -- not of the lukewarm pages still in use
+ * at their rate of a sample an epoch, as warm as the old ones by this
+ * epoch's count.
+ */
+static void hotset_follows_a_moved_hot_set_in_a_full_fast_tier(void **state)
+{
+	static struct scene s;
+	uint32_t old[4], warm[4], neu[4], got[MAXP];
+
+	(void)state;
+	load("hotset", NULL, 0);
+	scene_init(&s, 32);
+	s.view.heat_decay = 0.5f;
+	set_fast_free(&s, 700);			/* full */
+	for (int i = 0; i < 4; i++) {
+		old[i] = add_page(&s, 0, 274, 0, true);
+		s.pages[old[i]].samples = 137;
+		warm[i] = add_page(&s, 0, 2, 0, true);
+		s.pages[warm[i]].samples = 1;
+		neu[i] = add_page(&s, 1, 2, 0, true);
+		s.pages[neu[i]].samples = 1;
+	}
+	s.view.epoch = 7;
+	assert_int_equal(decide(&s), 0);
+	assert_int_equal(s.plan.nr, 0);
+
+	for (int i = 0; i < 4; i++)
+		epoch_of(&s, warm[i], 2, 1);
+	next_epoch(&s, old, 138, 1, neu, 138, 137);
+	assert_int_equal(moves_to(&s, 1, got), 4);
+	for (int i = 0; i < 4; i++)
+		assert_true(got[i] == old[0] || got[i] == old[1] || got[i] == old[2] || got[i] == old[3]);
+	assert_int_equal(moves_to(&s, 0, got), 4);
+	for (int i = 0; i < 4; i++)
+		assert_true(got[i] == neu[0] || got[i] == neu[1] || got[i] == neu[2] || got[i] == neu[3]);
+	policy_host__unload(&host);
+}
+
 static void hotset_plans_nothing_in_a_stable_state(void **state)
 {
 	static struct scene s;
@@ -882,6 +1009,8 @@ int main(void)
 		cmocka_unit_test(hotset_with_no_room_swaps_in_only_the_hottest),
 		cmocka_unit_test(hotset_swaps_only_for_a_clear_gain),
 		cmocka_unit_test(hotset_follows_a_moving_hot_set_within_an_epoch),
+		cmocka_unit_test(hotset_does_not_displace_the_hot_set_for_a_one_off_scan),
+		cmocka_unit_test(hotset_follows_a_moved_hot_set_in_a_full_fast_tier),
 		cmocka_unit_test(hotset_plans_nothing_in_a_stable_state),
 		cmocka_unit_test(hotset_meets_the_demote_goal_coldest_first),
 		cmocka_unit_test(hotset_meets_the_demote_goal_from_the_hot_set_if_it_must),

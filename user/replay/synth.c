@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,8 @@
 #include "util.h"
 
 /* ---- synthetic traces ---- */
+
+#define SCAN_ACCESSES 512	/* a 4 KiB page read 8 bytes at a time */
 
 
 uint64_t splitmix64(uint64_t *x)
@@ -37,7 +40,7 @@ int synth(const struct synth_opts *so, const struct model_opts *o, const char *p
 	uint32_t *counts = NULL;
 	struct cxlt_sample buf[4096];
 	struct trace_writer w;
-	uint64_t hot_pages = (uint64_t)ceil(so->hot * so->pages);
+	uint64_t hot_pages = (uint64_t)ceil(so->hot * so->pages), accesses = 0;
 	int err;
 
 	if (!perm)
@@ -72,6 +75,14 @@ int synth(const struct synth_opts *so, const struct model_opts *o, const char *p
 		uint64_t hot_start = !strcmp(so->kind, "shift") ?
 				     (e / so->shift_every) * hot_pages % so->pages : 0;
 		uint32_t n = 0, touched = 0;
+		/*
+		 * scan: the hot set of hotset, and in the middle of every
+		 * shift_every epochs a one-off sequential scan of the next quarter
+		 * of the address space (as much as the fast tier at 1:4), every
+		 * 8-byte word read once: 512 accesses a page, more in one epoch
+		 * than a hot page gets.
+		 */
+		bool scan = !strcmp(so->kind, "scan") && e % so->shift_every == so->shift_every / 2;
 
 		for (uint64_t i = 0; i < so->samples; i++) {
 			uint64_t rank;
@@ -96,6 +107,14 @@ int synth(const struct synth_opts *so, const struct model_opts *o, const char *p
 				       so->pages;
 			}
 			counts[perm[rank]]++;
+		}
+		accesses += so->samples;
+		if (scan) {
+			uint64_t len = so->pages / 4, from = (e / so->shift_every) * len;
+
+			for (uint64_t i = 0; i < len; i++)
+				counts[(from + i) % so->pages] += SCAN_ACCESSES;
+			accesses += len * SCAN_ACCESSES;
 		}
 		/*
 		 * One sample per touched page and epoch, its weight the access
@@ -126,7 +145,7 @@ int synth(const struct synth_opts *so, const struct model_opts *o, const char *p
 	if (!err)
 		fprintf(stderr, "wrote %s: %s, %llu pages, %llu epochs of %u ms, %llu accesses in %llu weighted samples, seed %llu\n",
 			path, so->kind, (unsigned long long)so->pages, (unsigned long long)so->epochs,
-			o->epoch_ms, (unsigned long long)(so->samples * so->epochs),
+			o->epoch_ms, (unsigned long long)accesses,
 			(unsigned long long)w.samples, (unsigned long long)so->seed);
 out:
 	free(counts);

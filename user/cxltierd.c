@@ -595,8 +595,13 @@ static void live_publish(void *ctx)
 	struct placement place;
 
 	a->st.last_plan = a->eng.last_plan;
-	if (a->migrate)
-		ksettings__moved(&a->kset, e->promoted + e->demoted + e->moved_other > 0);
+	if (a->migrate) {
+		struct wmarks w;
+
+		mover__wmarks(&a->m, &a->topo, &w);
+		ksettings__need(&a->kset, e->promoted + e->demoted + e->moved_other > 0,
+				w.fast_free > 2 * w.high);
+	}
 	/* One pass for the log line and the status, not one each. */
 	tracker__count_placement(&a->tr, a->topo.fast_mask, &place);
 

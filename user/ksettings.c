@@ -240,14 +240,17 @@ void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool pass
 	g->open_looks += g->open;
 }
 
-void ksettings__moved(struct ksettings *k, bool moved)
+void ksettings__need(struct ksettings *k, bool moved, bool fast_roomy)
 {
 	struct hint_gate *g = &k->gate;
 	double was = g->need;
 
 	if (!g->on)
 		return;
-	if (moved) {
+	if (fast_roomy) {
+		g->quiet = 0;
+		g->need = HINT_NEED_MIN;
+	} else if (moved) {
 		g->quiet = 0;
 		g->need = 1;
 	} else if (++g->quiet >= HINT_QUIET_EPOCHS) {
@@ -255,8 +258,9 @@ void ksettings__moved(struct ksettings *k, bool moved)
 		g->need = fmax(g->need / 2, HINT_NEED_MIN);
 	}
 	if (g->need != was)
-		pr_debug("hint: %s: budget now %.0f faults/s", moved ? "pages moved" :
-			 "placement settled", g->budget * g->need);
+		pr_debug("hint: %s: budget now %.0f faults/s",
+			 fast_roomy ? "fast memory to spare" : moved ? "pages moved" : "placement settled",
+			 g->budget * g->need);
 }
 
 void ksettings__restore(struct ksettings *k)

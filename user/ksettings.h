@@ -26,6 +26,8 @@
 /*
  * Cost follows need: after this many epochs in a row with no page moved, the
  * budget halves, down to HINT_NEED_MIN of it; a move brings it back whole.
+ * While the fast tier has room to spare, nothing has to leave it, so its
+ * pages need no watching: the floor at once.
  */
 #define HINT_QUIET_EPOCHS 5
 #define HINT_NEED_MIN (1.0 / 32)
@@ -105,11 +107,12 @@ int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now);
  */
 void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool passes_seen);
 /*
- * Once an epoch, after the moves: whether any page moved.  Quiet epochs
- * shrink the budget (the fast tier is marked less once placement has
- * settled); a move restores it.
+ * Once an epoch, after the moves: whether any page moved, and whether free
+ * fast memory is well over the high watermark.  Quiet epochs shrink the
+ * budget (the fast tier is marked less once placement has settled), a move
+ * restores it; a roomy fast tier needs the floor only.
  */
-void ksettings__moved(struct ksettings *k, bool moved);
+void ksettings__need(struct ksettings *k, bool moved, bool fast_roomy);
 /*
  * At start, with the agent's lock held: puts back the settings recorded in a
  * state file left by an agent that did not stop cleanly.  Returns how many

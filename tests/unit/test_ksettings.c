@@ -163,7 +163,7 @@ static void meter_caps_saved_credit(void **state)
 	ksettings__restore(&k);
 }
 
-/* Cost follows need: quiet epochs shrink the budget to a floor, a move brings it back. */
+/* Cost follows need: quiet epochs shrink the budget to a floor, a move brings it back; a roomy fast tier needs the floor. */
 static void quiet_epochs_shrink_the_budget_a_move_restores_it(void **state)
 {
 	struct tree *t = *state;
@@ -174,22 +174,25 @@ static void quiet_epochs_shrink_the_budget_a_move_restores_it(void **state)
 	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
 	assert_int_equal(ksettings__meter_start(&k, 1, 0), 0);
 	for (int e = 0; e < HINT_QUIET_EPOCHS - 1; e++)
-		ksettings__moved(&k, false);
+		ksettings__need(&k, false, false);
 	assert_true(k.gate.need == 1);
-	ksettings__moved(&k, false);
+	ksettings__need(&k, false, false);
 	assert_true(k.gate.need == 0.5);
 	for (int e = 0; e < 100 * HINT_QUIET_EPOCHS; e++)
-		ksettings__moved(&k, false);
+		ksettings__need(&k, false, false);
 	assert_true(k.gate.need == HINT_NEED_MIN);
 	/* At the floor, 5000 / 32 faults a second: 3000 in a second close the gate. */
 	ksettings__meter(&k, 10, 10, true);
 	faults(t, 3000);
 	ksettings__meter(&k, 11, 11, true);
 	assert_string_equal(get(t, NB), "2");
-	ksettings__moved(&k, true);
+	ksettings__need(&k, true, false);
 	assert_true(k.gate.need == 1);
 	ksettings__meter(&k, 12, 12, true);	/* 5000 of credit in a second: open again */
 	assert_string_equal(get(t, NB), "3");
+	/* Fast memory to spare: nothing has to leave it, the floor at once. */
+	ksettings__need(&k, true, true);
+	assert_true(k.gate.need == HINT_NEED_MIN);
 	ksettings__restore(&k);
 }
 

@@ -15,6 +15,7 @@
 #include "cxltier/policy.h"
 #include "cxltier.h"
 #include "pfn_nodes.h"
+#include "sight.h"
 
 /* Internal flag: the page is gone (unmapped, process exited); dropped at the next compaction. */
 #define PAGE_GONE 0x80
@@ -70,6 +71,7 @@ struct target {
 	struct target_counters ctr;
 	struct placement place;	/* as of the last tracker__count_placement() */
 	struct scan_follow scan;
+	struct unseen unseen;	/* what the sources miss of it (sight.h), set by targets.c */
 };
 
 struct platform;

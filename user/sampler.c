@@ -632,6 +632,8 @@ static int open_auto(struct sampler *s, const struct sampler_opts *o)
 		return err;
 	if ((err = take(s, o, fallback, &fatal)))
 		return err;
+	note(s, "taken by auto though it cannot see %llu pages of %s: nothing here that works sees them",
+	     fallback->sight == SIGHT_SCANNED ? skipped : (unsigned long long)o->need.resident, who);
 	pr_warn("source auto: no source here sees all of %s's memory: took %s, which cannot see %llu of its pages (cxltierctl status shows them as unseen_pages)",
 		who, fallback->name, fallback->sight == SIGHT_SCANNED ? skipped :
 		(unsigned long long)o->need.resident);

@@ -74,18 +74,7 @@ else
 	grep -q "no source here sees all of pid $WL_PID (redis-server)'s memory: took hint" /tmp/agent.log ||
 		fail "auto did not warn that nothing here sees redis's memory"
 fi
-reached="" half=""
-while kill -0 "$agent" 2>/dev/null; do
-	sleep 1
-	set -- $(wl_place)
-	echo "t=$(elapsed "$t0")s hot on node 0: $1 of $HOT, cold: $2 of $COLD"
-	[ -z "$half" ] && [ "$1" -ge $((HOT / 2)) ] && half=$(elapsed "$t0")
-	if [ "$1" -ge $((HOT * 9 / 10)) ]; then
-		reached=$(elapsed "$t0")
-		break
-	fi
-	awk -v t="$(elapsed "$t0")" -v limit="$LIMIT" 'BEGIN { exit !(t > limit) }' && break
-done
+wl_until_90pct "$t0" "$LIMIT" "$agent"
 cxltierctl status --json > /tmp/status.json || fail "no status"
 kill -TERM "$agent"
 wait "$agent" || fail "cxltierd exited $? after SIGTERM"

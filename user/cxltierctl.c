@@ -203,8 +203,8 @@ static void print_text(struct json_object *st, struct json_object *pinned)
 		       human(get_u64(n, "total_bytes"), a, sizeof(a)),
 		       human(get_u64(n, "free_bytes"), b, sizeof(b)));
 	}
-	printf("\n%-8s %-16s %10s %10s %10s %10s %10s %10s %10s\n", "PID", "COMM", "TRACKED",
-	       "SAMPLED", "FAST", "SLOW", "SAMPLES", "PROMOTED", "DEMOTED");
+	printf("\n%-8s %-16s %10s %10s %10s %10s %10s %10s %10s %10s\n", "PID", "COMM", "TRACKED",
+	       "SAMPLED", "FAST", "SLOW", "UNSEEN", "SAMPLES", "PROMOTED", "DEMOTED");
 	for (size_t i = 0; targets && i < json_object_array_length(targets); i++) {
 		struct json_object *t = json_object_array_get_idx(targets, i);
 
@@ -214,10 +214,19 @@ static void print_text(struct json_object *st, struct json_object *pinned)
 		snprintf(fast, sizeof(fast), "%s%s%s", get_str(t, "pages_fast"),
 			 get(t, "fast_cap_pages") ? "/" : "",
 			 get(t, "fast_cap_pages") ? get_str(t, "fast_cap_pages") : "");
-		printf("%-8s %-16s %10s %10s %10s %10s %10s %10s %10s\n", get_str(t, "pid"),
+		printf("%-8s %-16s %10s %10s %10s %10s %10s %10s %10s %10s\n", get_str(t, "pid"),
 		       get_str(t, "comm"), get_str(t, "pages_tracked"), get_str(t, "pages_sampled"),
-		       fast, get_str(t, "pages_slow"), get_str(t, "samples"),
-		       get_str(t, "promoted"), get_str(t, "demoted"));
+		       fast, get_str(t, "pages_slow"), get_str(t, "unseen_pages"),
+		       get_str(t, "samples"), get_str(t, "promoted"), get_str(t, "demoted"));
+	}
+	/* Memory the source cannot see (issue 18): why, and what would see it. */
+	for (size_t i = 0; targets && i < json_object_array_length(targets); i++) {
+		struct json_object *t = json_object_array_get_idx(targets, i);
+
+		if (get_u64(t, "unseen_pages"))
+			printf("  pid %s: %s pages unseen: %s; %s\n", get_str(t, "pid"),
+			       get_str(t, "unseen_pages"), get_str(t, "unseen_reason"),
+			       get_str(t, "unseen_suggestion"));
 	}
 	printf("\nsampler counters (pinned %s):\n", pinned ? "map" : "map not found, from status");
 	if (counters) {

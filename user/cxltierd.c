@@ -83,7 +83,9 @@ static const char usage_text[] =
 "Sampling and tracking:\n"
 "  -s, --source SRC         auto (default: pmu, else our own DAMON vaddr kdamond\n"
 "                           when no one else uses DAMON, else hint where the\n"
-"                           kernel has NUMA balancing, else fault), pmu, hint,\n"
+"                           kernel has NUMA balancing, else fault; for targets\n"
+"                           under bind/preferred, which hint cannot see, a\n"
+"                           running paddr kdamond before hint), pmu, hint,\n"
 "                           fault, fault-perf, or several with weights:\n"
 "                           pmu:4,hint:1; or damon (observes a running paddr\n"
 "                           kdamond, or starts our own when none is set up),\n"
@@ -461,11 +463,16 @@ struct agent {
 	char kset_state[600];
 };
 
-/* source auto, after pmu: our own DAMON vaddr kdamond, if no one else uses DAMON. */
-static int try_own_damon(void *ctx, char *why, size_t len)
+/*
+ * source auto, the DAMON rows of its order: damon-vaddr (our own vaddr
+ * kdamond, if no one else uses DAMON), damon (observe a running kdamond).
+ */
+static int try_damon(void *ctx, const char *name, char *why, size_t len)
 {
 	struct agent *a = ctx;
-	int err = damon__open(&a->damon, a->cfg->k.sysfs_root, a->damon_state, DAMON_OWN_VADDR);
+	int err = damon__open(&a->damon, a->cfg->k.sysfs_root, a->damon_state,
+			      !strcmp(name, "damon-vaddr") ? DAMON_OWN_VADDR :
+			      !strcmp(name, "damon-paddr") ? DAMON_OWN_PADDR : DAMON_ANY);
 
 	snprintf(why, len, "%s", a->damon.why);
 	a->use_damon = !err;
@@ -991,6 +998,7 @@ static int open_sources(struct agent *a)
 				   .sysfs_root = k->sysfs_root, .heat_entries = heat_entries(a),
 				   .ring_bytes = k->ring_kb * 1024,
 				   .allow_hint = ksettings__hint_capable(k->sysfs_root) };
+	char who[96];
 	int err;
 
 	if (k->record) {
@@ -1017,15 +1025,19 @@ static int open_sources(struct agent *a)
 		a->use_damon = true;
 		so.source = "fault";
 	} else if (!strcmp(k->source, "auto")) {
-		so.try_damon = try_own_damon;
+		so.try_damon = try_damon;
 		so.damon_ctx = a;
+		/* What the targets already running hold: auto prefers a source that sees it. */
+		targets__census(&a->cfg->specs, &so.need, who, sizeof(who));
+		so.need_who = who;
 	}
 	if ((err = sampler__open(&a->s, &so)))
 		return err;
 	if (a->use_damon && strcmp(k->source, "auto")) {
-		snprintf(a->s.source, sizeof(a->s.source), "%s", k->source);
-		snprintf(a->s.source_why, sizeof(a->s.source_why),
-			 "%s; first touches from the page-fault tracepoint", a->damon.why);
+		char why[sizeof(a->damon.why) + 64];
+
+		snprintf(why, sizeof(why), "%s; first touches from the page-fault tracepoint", a->damon.why);
+		sampler__set_source(&a->s, k->source, why);
 	}
 	if (sampler__has_source(&a->s, "hint") && (err = start_hint(a)))
 		return err;

@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -494,6 +495,163 @@ int sampler__ring_consume(struct sampler *s)
 	return s->rb ? ring_buffer__consume(s->rb) : 0;
 }
 
+/* What the machine offers whatever is attached: the advice for unseen pages names it. */
+static void probe_env(struct sampler *s, const struct sampler_opts *o)
+{
+	struct pmu_discovery *d = calloc(1, sizeof(*d));
+	char path[PATH_MAX];
+
+	s->env.pmu = d && !pmu__discover(o->sysfs_root, &o->pmu, d) && d->nr > 0;
+	free(d);
+	snprintf(path, sizeof(path), "%s/sys/kernel/mm/damon/admin/kdamonds",
+		 o->sysfs_root ? o->sysfs_root : "");
+	s->env.damon = !access(path, F_OK);
+	s->env.hint = o->allow_hint;
+}
+
+static void note(struct sampler *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct sampler *s, const char *fmt, ...)
+{
+	size_t off = strlen(s->source_why);
+	va_list ap;
+
+	if (off && off < sizeof(s->source_why) - 2) {
+		memcpy(s->source_why + off, "; ", 3);
+		off += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(s->source_why + off, sizeof(s->source_why) - off, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * One row of auto's order, attached if it can be; 0, or -errno with a note
+ * of why not (*fatal: it was half set up, try nothing else).
+ */
+static int take(struct sampler *s, const struct sampler_opts *o, const struct source_def *d,
+		bool *fatal)
+{
+	char why[200];
+	int err;
+
+	if (d->hook == HOOK_PERF) {	/* pmu: fault-perf is no auto row */
+		if (!(err = attach_pmu(s, o))) {
+			snprintf(s->source, sizeof(s->source), "pmu");
+			attached(s, "pmu");
+			return 0;
+		}
+		pr_info("source auto: %s", s->pmu.why);
+		if (err == -ENOENT)
+			note(s, "no memory-sampling PMU (no PEBS mem-loads or IBS op event here)");
+		else
+			note(s, "memory-sampling PMU not usable (%s)", strerror(-err));
+		s->pmu.nr = 0;
+		return err;
+	}
+	if (d->hook == HOOK_DAMON) {
+		if (!o->try_damon)
+			return -ENOTSUP;
+		if ((err = o->try_damon(o->damon_ctx, d->name, why, sizeof(why)))) {
+			if (!strcmp(d->name, "damon-vaddr"))
+				pr_info("source auto: no DAMON of our own: %s", why);
+			else
+				pr_info("source auto: no DAMON to observe or own: %s", why);
+			return err;
+		}
+		note(s, "%s; first touches from the page-fault tracepoint", why);
+		snprintf(s->source, sizeof(s->source), "damon");
+		attached(s, d->name);
+		if ((err = attach_fault(s))) {
+			pr_err("cannot attach the page-fault hook: %s", strerror(-err));
+			*fatal = true;
+		}
+		return err;
+	}
+	if (d->sight == SIGHT_SCANNED) {	/* hint */
+		if (!o->allow_hint) {
+			note(s, "no NUMA balancing in this kernel for hint faults");
+			return -ENOTSUP;
+		}
+		note(s, "NUMA hint faults from the kernel's scanner");
+	}
+	snprintf(s->source, sizeof(s->source), "%s", d->name);
+	attached(s, d->name);
+	err = attach_fault(s);
+	if (err) {
+		pr_err("cannot attach source %s: %s", d->name, strerror(-err));
+		*fatal = true;
+	}
+	return err;
+}
+
+/*
+ * auto: the table's order (sources__auto_order()), taking the first source
+ * that works here and sees all of the targets' memory known at start; when
+ * none does, the first that works.  Each step is logged and the source's
+ * why says what was passed over and why.
+ */
+static int open_auto(struct sampler *s, const struct sampler_opts *o)
+{
+	const struct source_def *order[8], *fallback = NULL;
+	size_t n = sources__auto_order(order, 8);
+	unsigned long long skipped = o->need.policy + o->need.hugetlb;
+	const char *who = o->need_who ? o->need_who : "the targets";
+	bool fatal = false;
+	int err = -ENOENT;
+
+	if (skipped)
+		pr_info("source auto: %llu of the %llu resident pages of %s are under a %s memory policy or in hugetlb mappings, which the NUMA scanner skips: auto takes a source that sees them where one works here",
+			skipped, (unsigned long long)o->need.resident, who,
+			o->need.policy ? o->need.policy_name : "bind/preferred");
+	for (size_t i = 0; i < n; i++) {
+		const struct source_def *d = order[i];
+
+		if (!sources__sees_all(d->sight, skipped, o->need.resident)) {
+			bool works = d->sight != SIGHT_SCANNED || o->allow_hint;
+
+			if (works && !fallback) {
+				fallback = d;
+				pr_info("source auto: passing over %s for now: it cannot see %llu of the pages of %s (%s)",
+					d->name, d->sight == SIGHT_SCANNED ? skipped :
+					(unsigned long long)o->need.resident, who,
+					d->sight == SIGHT_SCANNED ? "the kernel's NUMA scanner skips memory under bind/preferred policies" :
+					"it sees first touches only");
+			}
+			continue;
+		}
+		if (!(err = take(s, o, d, &fatal))) {
+			if (skipped)
+				note(s, "chosen by auto because it sees the %llu pages under %s that hint cannot",
+				     skipped, o->need.policy ? o->need.policy_name : "hugetlb");
+			return 0;
+		}
+		if (fatal)
+			return err;
+	}
+	if (!fallback)
+		return err;
+	if ((err = take(s, o, fallback, &fatal)))
+		return err;
+	note(s, "taken by auto though it cannot see %llu pages of %s: nothing here that works sees them",
+	     fallback->sight == SIGHT_SCANNED ? skipped : (unsigned long long)o->need.resident, who);
+	pr_warn("source auto: no source here sees all of %s's memory: took %s, which cannot see %llu of its pages (cxltierctl status shows them as unseen_pages)",
+		who, fallback->name, fallback->sight == SIGHT_SCANNED ? skipped :
+		(unsigned long long)o->need.resident);
+	return 0;
+}
+
+void sampler__set_source(struct sampler *s, const char *name, const char *why)
+{
+	const struct source_def *d = sources__find(name);
+
+	snprintf(s->source, sizeof(s->source), "%s", name);
+	snprintf(s->source_why, sizeof(s->source_why), "%s", why);
+	if (d) {
+		s->attached[0] = d;
+		s->nr_attached = 1;
+	}
+}
+
 int sampler__open(struct sampler *s, const struct sampler_opts *o)
 {
 	const char *src = o->source ? o->source : "auto";
@@ -566,6 +724,7 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 			goto fail;
 		}
 	}
+	probe_env(s, o);
 	if (many) {
 		size_t off = 0;
 
@@ -584,52 +743,26 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 		snprintf(s->source_why, sizeof(s->source_why), "%d sources together, samples weighted", list.n);
 		return 0;
 	}
-	if (!strcmp(src, "pmu") || !strcmp(src, "auto")) {
-		err = attach_pmu(s, o);
-		if (!err) {
-			snprintf(s->source, sizeof(s->source), "pmu");
-			attached(s, "pmu");
-			return 0;
-		}
-		if (!strcmp(src, "pmu")) {
+	if (!strcmp(src, "auto")) {
+		if ((err = open_auto(s, o)))
+			goto fail;
+		return 0;
+	}
+	if (!strcmp(src, "pmu")) {
+		if ((err = attach_pmu(s, o))) {
 			pr_err("source pmu: %s", s->pmu.why);
 			goto fail;
 		}
-		pr_info("source auto: %s", s->pmu.why);
-		if (err == -ENOENT)
-			snprintf(s->source_why, sizeof(s->source_why),
-				 "no memory-sampling PMU (no PEBS mem-loads or IBS op event here)");
-		else
-			snprintf(s->source_why, sizeof(s->source_why),
-				 "memory-sampling PMU not usable (%s)", strerror(-err));
-		s->pmu.nr = 0;
-	}
-	if (!strcmp(src, "auto") && o->try_damon) {
-		char why[200];
-
-		if (!o->try_damon(o->damon_ctx, why, sizeof(why))) {
-			snprintf(s->source_why + strlen(s->source_why),
-				 sizeof(s->source_why) - strlen(s->source_why),
-				 "; %s; first touches from the page-fault tracepoint", why);
-			err = attach_fault(s);
-			snprintf(s->source, sizeof(s->source), "damon");
-			attached(s, "damon");
-			if (err) {
-				pr_err("cannot attach the page-fault hook: %s", strerror(-err));
-				goto fail;
-			}
-			return 0;
-		}
-		pr_info("source auto: no DAMON of our own: %s", why);
+		snprintf(s->source, sizeof(s->source), "pmu");
+		attached(s, "pmu");
+		return 0;
 	}
 	if (!strcmp(src, "fault-perf")) {
 		err = attach_fault_perf(s);
 		snprintf(s->source, sizeof(s->source), "fault-perf");
-	} else if (!strcmp(src, "hint") || (!strcmp(src, "auto") && o->allow_hint)) {
+	} else if (!strcmp(src, "hint")) {
 		/* Same hook: the kernel's scanner makes the faults repeat. */
-		snprintf(s->source_why + strlen(s->source_why),
-			 sizeof(s->source_why) - strlen(s->source_why),
-			 "%sNUMA hint faults from the kernel's scanner", s->source_why[0] ? "; " : "");
+		snprintf(s->source_why, sizeof(s->source_why), "NUMA hint faults from the kernel's scanner");
 		err = attach_fault(s);
 		snprintf(s->source, sizeof(s->source), "hint");
 	} else {

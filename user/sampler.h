@@ -12,6 +12,7 @@
 
 #include "cxltier.h"
 #include "pmu.h"
+#include "sight.h"
 #include "sources.h"
 #include "tracker.h"
 
@@ -29,12 +30,20 @@ struct sampler_opts {
 	const char *source;
 	bool allow_hint;	/* auto may pick hint (the caller will set the kernel up) */
 	/*
-	 * auto tries this after pmu and before hint: the caller starts its own
-	 * DAMON (vaddr) and returns 0, or says why not in why; the sampler
-	 * then adds the fault hook for first touches and names the source damon.
+	 * auto tries the DAMON rows of the source table with this (name
+	 * "damon-vaddr": our own vaddr kdamond; "damon": observe a running
+	 * kdamond, else our own): the caller opens DAMON and returns 0, or says
+	 * why not in why; the sampler then adds the fault hook for first
+	 * touches and names the source damon.
 	 */
-	int (*try_damon)(void *ctx, char *why, size_t len);
+	int (*try_damon)(void *ctx, const char *name, char *why, size_t len);
 	void *damon_ctx;
+	/*
+	 * The targets known at start (their census, summed) and who they are:
+	 * auto prefers a source that sees all of it (sources__sees_all()).
+	 */
+	struct mem_census need;
+	const char *need_who;
 	const char *pin_dir;
 	const char *sysfs_root;	/* for PMU discovery */
 	uint32_t heat_entries;
@@ -58,6 +67,7 @@ struct sampler {
 	char source_why[400];	/* why that one */
 	const struct source_def *attached[SOURCES_MAX_LIST];
 	int nr_attached;
+	struct sight_env env;	/* what else this machine offers, for the unseen pages' advice */
 	int heat_fd, targets_fd, cgroups_fd, stats_fd;
 	uint32_t nr_cgroups;
 	struct cxlt_page_key *keys;
@@ -83,6 +93,11 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o);
 int sampler__check_source(const char *src);
 /* Whether an attached source samples pages again and again (not first touches only). */
 bool sampler__repeats(const struct sampler *s);
+/*
+ * The caller opened DAMON itself (--source damon...): the source is NAME
+ * (a row of the table) for what it sees and says, with WHY.
+ */
+void sampler__set_source(struct sampler *s, const char *name, const char *why);
 /* Whether the named source is among those attached. */
 bool sampler__has_source(const struct sampler *s, const char *name);
 void sampler__close(struct sampler *s, bool keep_pins);

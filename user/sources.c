@@ -8,19 +8,23 @@
 
 const struct source_def sources[] = {
 	{ "auto", 0, HOOK_NONE, false, false,
-	  "pmu if the CPU samples memory, else our own DAMON vaddr kdamond when no one else uses DAMON, else hint where the kernel has NUMA balancing, else fault" },
+	  "pmu if the CPU samples memory, else our own DAMON vaddr kdamond when no one else uses DAMON, else hint where the kernel has NUMA balancing, else fault; a source that cannot see the targets' memory (hint: memory under bind/preferred) comes after one that can (damon observing a paddr kdamond)",
+	  SIGHT_ALL, 0 },
 	{ "pmu", CXLT_SRC_PMU, HOOK_PERF, true, true,
-	  "hardware memory samples: Intel PEBS mem-loads, AMD IBS op" },
+	  "hardware memory samples: Intel PEBS mem-loads, AMD IBS op", SIGHT_ALL, 1 },
 	{ "hint", CXLT_SRC_HINT, HOOK_FAULT_TP, true, true,
-	  "NUMA hint faults from the kernel's scanner, metered to a CPU budget" },
+	  "NUMA hint faults from the kernel's scanner, metered to a CPU budget", SIGHT_SCANNED, 3 },
 	{ "fault", CXLT_SRC_FAULT, HOOK_FAULT_TP, false, true,
-	  "page faults: first touches only" },
+	  "page faults: first touches only", SIGHT_FIRST_TOUCH, 5 },
 	{ "fault-perf", CXLT_SRC_FAULT, HOOK_PERF, false, true,
-	  "page faults through the perf software event, where the tracepoint is missing" },
+	  "page faults through the perf software event, where the tracepoint is missing",
+	  SIGHT_FIRST_TOUCH, 0 },
 	{ "damon", 0, HOOK_DAMON, true, false,
-	  "observes a running paddr kdamond, or starts our own when none is set up" },
-	{ "damon-vaddr", 0, HOOK_DAMON, true, false, "our own DAMON kdamond, virtual addresses" },
-	{ "damon-paddr", 0, HOOK_DAMON, true, false, "our own DAMON kdamond, physical addresses" },
+	  "observes a running paddr kdamond, or starts our own when none is set up", SIGHT_ALL, 4 },
+	{ "damon-vaddr", 0, HOOK_DAMON, true, false, "our own DAMON kdamond, virtual addresses",
+	  SIGHT_ALL, 2 },
+	{ "damon-paddr", 0, HOOK_DAMON, true, false, "our own DAMON kdamond, physical addresses",
+	  SIGHT_ALL, 0 },
 };
 const size_t nr_sources = ARRAY_SIZE(sources);
 
@@ -45,6 +49,36 @@ bool sources__kind_repeats(enum cxlt_source kind)
 	const struct source_def *d = sources__by_kind(kind);
 
 	return d && d->repeats;
+}
+
+size_t sources__auto_order(const struct source_def **out, size_t max)
+{
+	size_t n = 0;
+
+	for (int rank = 1; n < max; rank++) {
+		size_t before = n;
+
+		for (size_t i = 0; i < nr_sources && n < max; i++)
+			if (sources[i].auto_rank == rank)
+				out[n++] = &sources[i];
+		if (n == before)
+			break;	/* ranks are 1, 2, 3, ... without gaps */
+	}
+	return n;
+}
+
+bool sources__sees_all(enum source_sight sight, unsigned long long policy_pages,
+		       unsigned long long resident)
+{
+	switch (sight) {
+	case SIGHT_ALL:
+		return true;
+	case SIGHT_SCANNED:
+		return !policy_pages;
+	case SIGHT_FIRST_TOUCH:
+		return !resident;
+	}
+	return false;
 }
 
 void sources__names(char *buf, size_t len)

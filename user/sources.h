@@ -21,6 +21,17 @@ enum source_hook {
 	HOOK_DAMON,	/* a DAMON kdamond, read from userspace; first touches from HOOK_FAULT_TP */
 };
 
+/*
+ * Which of a target's resident pages a source can see (issue 18).  The
+ * target visibility check (user/sight.c) and auto's choice both read it.
+ */
+enum source_sight {
+	SIGHT_ALL,	  /* every resident page, whatever its memory policy */
+	SIGHT_SCANNED,	  /* pages the kernel's NUMA scanner marks: none under a
+			   * bind/preferred/interleave/local policy, no hugetlb */
+	SIGHT_FIRST_TOUCH, /* only pages first touched while the agent watches */
+};
+
 struct source_def {
 	const char *name;
 	enum cxlt_source kind; /* what its samples say in a trace (0: none of its own) */
@@ -28,6 +39,13 @@ struct source_def {
 	bool repeats;	       /* a page is sampled again and again, not only at first touch */
 	bool listable;	       /* may be given with others and weights: "pmu:4,hint:1" */
 	const char *help;      /* one line */
+	enum source_sight sight;
+	/*
+	 * Where auto tries it: 1 first, 0 never.  auto takes the first one, in
+	 * this order, that is usable here and sees all the targets' memory;
+	 * when none does, the first usable one (sources__auto_order()).
+	 */
+	int auto_rank;
 };
 
 #define SOURCES_MAX_LIST 4
@@ -53,6 +71,18 @@ bool sources__kind_repeats(enum cxlt_source kind);
  * ("unknown source 'x' (auto, pmu, ...)").
  */
 int sources__parse(const char *value, struct source_list *l, char *why, size_t len);
+/*
+ * The sources auto tries, in order: fills out[] (at most max), returns how
+ * many.
+ */
+size_t sources__auto_order(const struct source_def **out, size_t max);
+/*
+ * Whether a source with this sight sees every resident page of targets
+ * where POLICY_PAGES are under a memory policy that the NUMA scanner skips
+ * and RESIDENT pages were resident before the agent watched them.
+ */
+bool sources__sees_all(enum source_sight sight, unsigned long long policy_pages,
+		       unsigned long long resident);
 /* "auto, pmu, hint, ..." for messages. */
 void sources__names(char *buf, size_t len);
 

@@ -56,6 +56,13 @@ static struct json_object *targets_json(const struct tracker *tr)
 		ADD(o, "pages_slow", U64(t->place.slow));
 		ADD(o, "pages_unknown", U64(t->place.unknown));
 		ADD(o, "pages_fast_unseen", U64(t->place.fast_unseen));
+		/* Resident pages no attached source can see (sight.h), with why and what sees them. */
+		ADD(o, "unseen_pages", U64(t->unseen.pages));
+		ADD(o, "unseen_reason", t->unseen.pages ? json_object_new_string(t->unseen.reason) : NULL);
+		ADD(o, "unseen_suggestion", t->unseen.pages ?
+			json_object_new_string(t->unseen.suggestion) : NULL);
+		ADD(o, "unseen_source_instead", t->unseen.pages && t->unseen.source ?
+			json_object_new_string(t->unseen.source) : NULL);
 		ADD(o, "samples", U64(t->ctr.samples));
 		ADD(o, "promoted", U64(t->ctr.promoted));
 		ADD(o, "demoted", U64(t->ctr.demoted));
@@ -307,6 +314,17 @@ char *status__metrics(const struct agent_state *st)
 			status__label(f, json_object_get_string(json_object_object_get(t, "comm")));
 			fprintf(f, "\",tier=\"%s\"} %llu\n", tiers[k], (unsigned long long)jget(t, keys[k]));
 		}
+	}
+
+	metric_head(f, "cxltier_target_unseen_pages", "gauge",
+		    "resident pages of each target that the attached sources cannot see (bind/preferred policy under hint; resident before a first-touch source)");
+	for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+		struct json_object *t = json_object_array_get_idx(arr, i);
+
+		fprintf(f, "cxltier_target_unseen_pages{pid=\"%llu\",comm=\"", (unsigned long long)jget(t, "pid"));
+		status__label(f, json_object_get_string(json_object_object_get(t, "comm")));
+		fprintf(f, "\",source=\"%s\"} %llu\n", st->s->source,
+			(unsigned long long)jget(t, "unseen_pages"));
 	}
 
 	metric_head(f, "cxltier_mover_pages_total", "counter", "mover results by outcome (promoted, demoted, busy, gone, ...)");

@@ -209,49 +209,51 @@ static bool owner_allowed(struct target_specs *ts, pid_t pid, uint64_t start, co
 	return false;
 }
 
-/*
- * Memory a source cannot see, said at once (issue 18): the kernel's NUMA
- * scanner skips VMAs under a bind or preferred policy (they lack MPOL_F_MOF),
- * so the hint source gets no faults from them; the fault source sees first
- * touches only, none of the pages a running process already has.  Counted
- * from /proc/PID/numa_maps (the task's policy shows on every VMA it covers).
- */
-static void report_unseen(pid_t pid, const char *comm, const char *source)
+/* Whether the kernel's NUMA scanner runs now: the fault hook then sees its hint faults too. */
+static bool scanner_on(void)
 {
-	char path[64], line[1024];
-	unsigned long pinned = 0, resident = 0;
-	FILE *f;
+	char buf[16];
 
-	snprintf(path, sizeof(path), "/proc/%d/numa_maps", pid);
-	if (!(f = fopen(path, "r")))
+	return !read_text(NULL, "/proc/sys/kernel/numa_balancing", buf, sizeof(buf)) &&
+	       atoi(buf) != 0;
+}
+
+/*
+ * What the sources miss of target T (issue 18; the judgement is sight.c's),
+ * checked when it is added (ADDED) and every SIGHT_EPOCHS epochs; said in
+ * the log when it is added with pages unseen, and when that changes from
+ * none to some or back.
+ */
+static void check_sight(struct target *t, const struct sampler *s, uint64_t epoch, bool added)
+{
+	struct sight_env env = s->env;
+	struct mem_census c;
+	uint64_t was = t->unseen.pages;
+
+	if (sight__census(t->pid, &c))
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *pol = strchr(line, ' '), *p;
-		unsigned long n = 0;
-
-		if (!pol)
-			continue;
-		for (p = strstr(pol, " N"); p; p = strstr(p + 1, " N")) {
-			char *eq = strchr(p, '=');
-
-			if (eq && isdigit((unsigned char)p[2]))
-				n += strtoul(eq + 1, NULL, 10);
-		}
-		resident += n;
-		if (!strncmp(pol + 1, "bind", 4) || !strncmp(pol + 1, "prefer", 6))
-			pinned += n;
+	if (added)
+		t->unseen.resident_at_add = c.resident;
+	env.scanner_on = scanner_on();
+	sight__judge(&c, s->attached, s->nr_attached, &env, &t->unseen);
+	t->unseen.epoch = epoch;
+	if (added ? !t->unseen.pages : !was == !t->unseen.pages)
+		return;
+	if (!t->unseen.pages) {
+		pr_info("target pid %d (%s): the source sees all of its memory now", t->pid, t->comm);
+		return;
 	}
-	fclose(f);
-	if (pinned && strstr(source, "hint"))
-		pr_warn("target pid %d (%s): %lu of its %lu resident pages are under a bind/preferred memory policy; the kernel's NUMA scanner skips them and the hint source cannot see them: use --source damon (DAMON vaddr reads accessed bits whatever the policy)",
-			pid, comm, pinned, resident);
 	/*
-	 * Info, not a warning: adopting a process by name just after it started
-	 * is routine (tests/vm/exit), and its later first touches are still seen.
+	 * A first-touch source adopting a process just after it started is
+	 * routine (tests/vm/exit), and its later first touches are still seen:
+	 * info, and only past a shell's worth of pages.  A policy is a warning.
 	 */
-	if (resident >= 1024 && !strcmp(source, "fault"))	/* more than a shell before exec */
-		pr_info("target pid %d (%s) is already running with %lu resident pages: the fault source sees first touches only and none of them; use --source hint or damon",
-			pid, comm, resident);
+	if (t->unseen.first_touch && t->unseen.pages < 1024)
+		return;
+	log_msg(t->unseen.first_touch ? LOG_INFO : LOG_WARN,
+		"target pid %d (%s): %llu of its %llu resident pages are unseen by source %s: %s; %s",
+		t->pid, t->comm, (unsigned long long)t->unseen.pages,
+		(unsigned long long)c.resident, s->source, t->unseen.reason, t->unseen.suggestion);
 }
 
 static int add(struct target_specs *ts, struct tracker *tr, struct sampler *s, pid_t pid,
@@ -281,8 +283,71 @@ static int add(struct target_specs *ts, struct tracker *tr, struct sampler *s, p
 	}
 	pr_info("target pid %d (%s) added: %s", pid, comm, why);
 	if (s)
-		report_unseen(pid, comm, s->source);
+		check_sight(&tr->targets[idx], s, tr->epoch, true);
 	return 1;
+}
+
+/* Adds PID's census to c, once per process: a pid named twice counts once. */
+static void census_add(pid_t pid, pid_t *seen, int *nr, int max, struct mem_census *c,
+		       char *who, size_t len)
+{
+	struct mem_census one;
+	char comm[16];
+	int kthread;
+
+	for (int i = 0; i < *nr; i++)
+		if (seen[i] == pid)
+			return;
+	if (*nr == max || pid == getpid() || proc_stat(pid, NULL, comm, &kthread, NULL) || kthread ||
+	    sight__census(pid, &one))
+		return;
+	seen[(*nr)++] = pid;
+	c->resident += one.resident;
+	c->hugetlb += one.hugetlb;
+	if (one.policy && !c->policy)
+		snprintf(c->policy_name, sizeof(c->policy_name), "%s", one.policy_name);
+	c->policy += one.policy;
+	if (*nr == 1)
+		snprintf(who, len, "pid %d (%s)", pid, comm);
+	else
+		snprintf(who, len, "%d target processes", *nr);
+}
+
+void targets__census(const struct target_specs *ts, struct mem_census *c, char *who, size_t len)
+{
+	pid_t seen[256];
+	int nr = 0, pid;
+	struct dirent *de;
+	DIR *d;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(who, len, "the targets");
+	for (int i = 0; i < ts->nr_pids; i++)
+		census_add(ts->pids[i], seen, &nr, 256, c, who, len);
+	for (int i = 0; i < ts->nr_cgroups; i++) {
+		char path[4096];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/cgroup.procs", ts->cgroups[i]);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (fscanf(f, "%d", &pid) == 1)
+			census_add(pid, seen, &nr, 256, c, who, len);
+		fclose(f);
+	}
+	if (!ts->nr_comms || !(d = opendir("/proc")))
+		return;
+	while ((de = readdir(d))) {
+		char comm[16];
+
+		if (!isdigit((unsigned char)de->d_name[0]) ||
+		    proc_stat(atoi(de->d_name), NULL, comm, NULL, NULL))
+			continue;
+		for (int i = 0; i < ts->nr_comms; i++)
+			if (!strcmp(comm, ts->comms[i]))
+				census_add(atoi(de->d_name), seen, &nr, 256, c, who, len);
+	}
+	closedir(d);
 }
 
 int targets__init(struct target_specs *ts, struct sampler *s)
@@ -426,6 +491,9 @@ int targets__refresh(struct target_specs *ts, struct tracker *tr, struct sampler
 		tracker__remove_target(tr, i);
 		changes++;
 	}
+	for (uint32_t i = 0; s && i < tr->nr_targets; i++)
+		if (tr->epoch >= tr->targets[i].unseen.epoch + SIGHT_EPOCHS)
+			check_sight(&tr->targets[i], s, tr->epoch, false);
 	/* Explicit PIDs are added once; a reused PID is another process. */
 	for (int i = 0; i < ts->nr_pids; i++) {
 		if (!ts->pids[i] || tracker__find_target(tr, ts->pids[i]) >= 0)

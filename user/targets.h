@@ -50,6 +50,12 @@ int cgroup_v2_check(const char *mounts, const char *dir, char *why, size_t whyle
  */
 int targets__parse_users(struct target_specs *ts, const char *list);
 
+/*
+ * The census (sight.h) of the processes the specs name now, summed, and who
+ * they are ("pid 12 (redis-server)", "3 target processes"): for source auto.
+ */
+void targets__census(const struct target_specs *ts, struct mem_census *c, char *who, size_t len);
+
 /* Validates the specs (PIDs exist and are user processes, cgroups exist); -errno. */
 int targets__init(struct target_specs *ts, struct sampler *s);
 /*

@@ -27,6 +27,7 @@
 #include "cxltier/policy.h"
 #include "cxltier.h"
 #include "pfn_nodes.h"
+#include "sight.h"
 
 /* Internal flag: the page is gone (unmapped, process exited); dropped at the next compaction. */
 #define PAGE_GONE 0x80
@@ -125,6 +126,7 @@ struct target {
 	uint64_t fast_cap;	/* most fast pages it may hold (--fast-share); 0: no cap */
 	uint64_t fast_allow;	/* the mover's: what it may still take this epoch */
 	struct scan_follow scan;
+	struct unseen unseen;	/* what the sources miss of it (sight.h), set by targets.c */
 };
 
 struct platform;

@@ -77,3 +77,21 @@ start_hot_on_cxl() {
 	hot=$(sed -n 's/.*hot_pages=\([0-9]*\).*/\1/p' "$1")
 	[ "$(placement_of "$1" hot 1)" = "$hot" ] || fail "hot set not on node 1 at start: $(grep placement "$1")"
 }
+# wl_until_90pct T0 LIMIT PID: while PID lives, once a second, where the workload's
+# HOT hot and COLD cold pages are (wl_place: pages on node 0); sets half and reached
+# to the seconds since T0 at which 50% and 90% of the hot pages were on node 0 (empty:
+# not yet), and returns at 90% or after LIMIT seconds.
+wl_until_90pct() {
+	reached="" half=""
+	while kill -0 "$3" 2>/dev/null; do
+		sleep 1
+		set -- "$1" "$2" "$3" $(wl_place)
+		echo "t=$(elapsed "$1")s hot on node 0: $4 of $HOT, cold: $5 of $COLD"
+		[ -z "$half" ] && [ "$4" -ge $((HOT / 2)) ] && half=$(elapsed "$1")
+		if [ "$4" -ge $((HOT * 9 / 10)) ]; then
+			reached=$(elapsed "$1")
+			return
+		fi
+		awk -v t="$(elapsed "$1")" -v l="$2" 'BEGIN { exit !(t > l) }' && return
+	done
+}

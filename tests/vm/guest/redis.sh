@@ -19,18 +19,7 @@ wl_run
 t0=$(now)
 cxltierd --pid "$WL_PID" --duration 90 > /tmp/agent.log 2>&1 &
 agent=$!
-reached="" half=""
-while kill -0 "$agent" 2>/dev/null; do
-	sleep 1
-	set -- $(wl_place)
-	echo "t=$(elapsed "$t0")s hot on node 0: $1 of $HOT, cold: $2 of $COLD"
-	[ -z "$half" ] && [ "$1" -ge $((HOT / 2)) ] && half=$(elapsed "$t0")
-	if [ "$1" -ge $((HOT * 9 / 10)) ]; then
-		reached=$(elapsed "$t0")
-		break
-	fi
-	awk -v t="$(elapsed "$t0")" 'BEGIN { exit !(t > 60) }' && break
-done
+wl_until_90pct "$t0" 60 "$agent"
 cxltierctl status --json > /tmp/status.json || fail "no status"
 kill -TERM "$agent"
 wait "$agent" || fail "cxltierd exited $? after SIGTERM"

@@ -65,7 +65,7 @@ static const char usage_text[] =
 "      --target-user LIST   comm and cgroup adopt only processes of these users\n"
 "                           (names or ids, comma list; default: any user's)\n"
 "      --fast-share LIST    caps of fast memory by command name, such as\n"
-"                           redis:60%%,memcached:30%% (default: none, all targets'\n"
+"                           redis:60%,memcached:30% (default: none, all targets'\n"
 "                           memory ranked on one scale)\n"
 "\n"
 "Policy:\n"

@@ -13,12 +13,11 @@
 
 #include "damon.h"
 #include "damon.skel.h"
+#include "pagemap.h"
 #include "util.h"
 
 #define ADMIN "/sys/kernel/mm/damon/admin/kdamonds"
 #define CTX ADMIN "/0/contexts/0"
-#define PM_PRESENT (1ULL << 63)
-#define PM_PFN_MASK ((1ULL << 55) - 1)
 #define MAX_RAM_RANGES 16
 
 static int read_trim(const char *root, const char *path, char *buf, size_t len)

@@ -11,36 +11,9 @@
 
 #include "platform.h"
 #include "tracker.h"
+#include "tracker_int.h"
 #include "util.h"
 
-/*
- * PAGEMAP_SCAN (Linux 6.7+).  Defined here because the distribution's uapi
- * headers may predate it; the ioctl fails with ENOTTY on older kernels and
- * we fall back to reading pagemap.
- */
-struct pm_scan_region {
-	uint64_t start, end, categories;
-};
-
-struct pm_scan_arg {
-	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
-	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
-};
-
-#define CXLT_PAGEMAP_SCAN _IOWR('f', 16, struct pm_scan_arg)
-#define PAGE_IS_PRESENT (1 << 3)
-#define PAGE_IS_PFNZERO (1 << 5)
-#define PAGE_IS_HUGE (1 << 6)
-#define PM_PRESENT (1ULL << 63)
-#define PM_FILE (1ULL << 61)
-#define PM_MMAP_EXCLUSIVE (1ULL << 56)
-#define PM_PFN_MASK ((1ULL << 55) - 1)
-
-/*
- * Time the sweeps may take an epoch: with PAGEMAP_SCAN about 4 GiB of
- * address space (5 ms a GiB, plus the node probes); reading pagemap, 1 GiB.
- */
-#define SWEEP_MS 20
 /* Epochs over which a region's sampled chunks are gathered before they are judged. */
 #define MIXED_WINDOW 8
 /* Small: the replay may hold 100k targets of a page or two each. */
@@ -182,7 +155,7 @@ static int region_table__rehash(struct region_table *rt, uint32_t nslots)
 	return 0;
 }
 
-static struct region *region_table__find(const struct region_table *rt, uint64_t base)
+struct region *region_table__find(const struct region_table *rt, uint64_t base)
 {
 	if (!rt->slots)
 		return NULL;
@@ -198,7 +171,7 @@ struct region *tracker__region(const struct target *t, uint64_t addr)
 }
 
 /* The region of base, made with its record when new (node unknown); NULL when out of memory. */
-static struct region *region_get(struct target *t, uint64_t base, bool *created)
+struct region *region_get(struct target *t, uint64_t base, bool *created)
 {
 	struct region_table *rt = &t->rt;
 	struct region *r = region_table__find(rt, base);
@@ -263,7 +236,7 @@ static int regions__compact(struct target *t)
 }
 
 /* Drops every record flagged gone, regions with theirs. */
-static int target__compact(struct target *t)
+int target__compact(struct target *t)
 {
 	int err = regions__compact(t);
 
@@ -448,13 +421,13 @@ int tracker__find_target(const struct tracker *tr, pid_t pid)
 	return -1;
 }
 
-static uint64_t target_bytes(const struct target *t)
+uint64_t target_bytes(const struct target *t)
 {
 	return page_table__bytes(&t->pt) + region_table__bytes(&t->rt);
 }
 
 /* Bytes the tracker's tables hold, allocated: what the budget weighs. */
-static uint64_t tracker__bytes_used(const struct tracker *tr)
+uint64_t tracker__bytes_used(const struct tracker *tr)
 {
 	uint64_t n = 0;
 
@@ -739,7 +712,7 @@ static void fold_page(struct tracker *tr, struct target *t, uint32_t i)
 }
 
 /* Folds every page record of region r. */
-static void fold_region(struct tracker *tr, struct target *t, struct region *r)
+void fold_region(struct tracker *tr, struct target *t, struct region *r)
 {
 	for (uint32_t k = 0; k < REGION_PAGES && r->detail; k++) {
 		int64_t i = page_table__find(&t->pt, r->base + ((uint64_t)k << CXLT_PAGE_SHIFT));
@@ -1002,493 +975,4 @@ uint64_t tracker__bytes(const struct tracker *tr)
 	for (uint32_t i = 0; i < tr->nr_targets; i++)
 		n += page_table__bytes(&tr->targets[i].pt) + region_table__bytes(&tr->targets[i].rt);
 	return n;
-}
-
-int tracker__query_nodes(struct tracker *tr, struct target *t, uint32_t from)
-{
-	enum { BATCH = 4096 };
-	void *addrs[BATCH];
-	int status[BATCH];
-	uint32_t idx[BATCH];
-	struct page_table *pt = &t->pt;
-	uint32_t i = from;
-
-	while (i < pt->nr) {
-		uint32_t n = 0;
-
-		for (; i < pt->nr && n < BATCH; i++) {
-			const struct cxlt_page *p = &pt->pages[i];
-			const struct region *r;
-
-			if ((p->flags & PAGE_GONE) || p->node >= 0)
-				continue;
-			addrs[n] = (void *)(uintptr_t)p->addr;
-			/* A region is where its known resident page is. */
-			if ((p->flags & PAGE_REGION) && (r = region_table__find(&t->rt, p->addr)))
-				addrs[n] = (void *)(uintptr_t)(p->addr + ((uint64_t)r->probe << CXLT_PAGE_SHIFT));
-			idx[n++] = i;
-		}
-		if (!n)
-			break;
-		if (tr->pf->move_pages(tr->pf->ctx, t->pid, n, addrs, NULL, status, 0) < 0)
-			return errno == ESRCH ? -ESRCH : -errno;
-		for (uint32_t k = 0; k < n; k++) {
-			struct cxlt_page *p = &pt->pages[idx[k]];
-
-			if (status[k] >= 0)
-				p->node = (int8_t)status[k];
-			else if (status[k] == -EFAULT && !(p->flags & PAGE_REGION))
-				p->flags |= PAGE_GONE;	/* no mapping there any more; a sweep judges regions */
-			else
-				/*
-				 * -ENOENT: not present, or (before Linux 6.5) made
-				 * PROT_NONE by the NUMA scanner a moment ago.  The
-				 * page scan, which sees the latter as present, decides.
-				 */
-				p->node = CXLT_NODE_UNKNOWN;
-		}
-	}
-	t->nodes_known = pt->nr;
-	return 0;
-}
-
-
-/*
- * The zero page (and the huge zero page) is present in pagemap wherever a
- * process read memory it never wrote (a process_vm_readv of ours does that
- * too): never a page of any node.  PAGEMAP_SCAN says so itself
- * (PAGE_IS_PFNZERO); reading pagemap, its page frames are found once by
- * reading our own never-written memory.
- */
-struct zero_pfns {
-	bool probed;
-	uint64_t pfn;			/* the zero page; 0: unknown */
-	uint64_t huge_pfn;		/* the huge zero page's first; 0: unknown */
-};
-
-static uint64_t self_pfn(const void *addr)
-{
-	uint64_t ent = 0;
-	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	if (pread(fd, &ent, sizeof(ent), (uintptr_t)addr / 4096 * sizeof(ent)) != sizeof(ent))
-		ent = 0;
-	close(fd);
-	return ent & PM_PRESENT ? ent & PM_PFN_MASK : 0;
-}
-
-static const struct zero_pfns *zero_pfns(void)
-{
-	static struct zero_pfns z;
-	volatile const char *p;
-	char *m;
-
-	if (z.probed)
-		return &z;
-	z.probed = true;
-	m = mmap(NULL, 2 * REGION_SIZE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		return &z;
-	p = (const char *)(((uintptr_t)m + REGION_SIZE - 1) & ~(REGION_SIZE - 1));
-	madvise((void *)p, REGION_SIZE - 4096, MADV_HUGEPAGE);
-	madvise((void *)(p + REGION_SIZE - 4096), 4096, MADV_NOHUGEPAGE);
-	(void)p[0];			/* the huge zero page, where THP uses it */
-	(void)p[REGION_SIZE - 4096];	/* the zero page: its VMA cannot be huge */
-	z.pfn = self_pfn((const void *)(p + REGION_SIZE - 4096));
-	z.huge_pfn = self_pfn((const void *)p);
-	if (z.huge_pfn == z.pfn || (z.huge_pfn & (REGION_PAGES - 1)))
-		z.huge_pfn = 0;		/* a small zero page there: no huge one */
-	munmap(m, 2 * REGION_SIZE);
-	return &z;
-}
-
-static bool is_zero_pfn(const struct zero_pfns *z, uint64_t pfn)
-{
-	return (z->pfn && pfn == z->pfn) ||
-	       (z->huge_pfn && pfn >= z->huge_pfn && pfn < z->huge_pfn + REGION_PAGES);
-}
-
-/* Private memory that a process owns and that move_pages can move. */
-static bool vma_eligible(const char *perms, unsigned long inode, const char *name)
-{
-	if (perms[3] != 'p')
-		return false;
-	if (name[0] == '[')
-		return !strncmp(name, "[heap]", 6) || !strncmp(name, "[stack", 6) ||
-		       !strncmp(name, "[anon", 5);
-	return inode == 0 || perms[1] == 'w';
-}
-
-/* What a sweep reads at a time: 32 MiB, 16 regions. */
-#define SWEEP_CHUNK (16 * REGION_SIZE)
-#define CHUNK_PGS (SWEEP_CHUNK >> CXLT_PAGE_SHIFT)
-/* Pages whose node is asked per region where page frames do not tell (PAGEMAP_SCAN). */
-#define NODE_PROBES 16
-
-/* One chunk of a target's address space, as the sweep read it. */
-struct sweep_chunk {
-	uint64_t start;				/* SWEEP_CHUNK aligned */
-	uint64_t present[CHUNK_PGS / 64];	/* bit per page */
-	uint16_t huge;				/* bit per region: a huge page maps it */
-	int8_t node[CHUNK_PGS];			/* from page frames; unknown without them */
-};
-
-/* Marks [a, b) present in c. */
-static void chunk_set(struct sweep_chunk *c, uint64_t a, uint64_t b)
-{
-	for (uint64_t i = (a - c->start) >> CXLT_PAGE_SHIFT; i < (b - c->start) >> CXLT_PAGE_SHIFT; i++)
-		c->present[i / 64] |= 1ULL << (i % 64);
-}
-
-static int read_pagemap_scan(int fd, struct sweep_chunk *c, uint64_t start, uint64_t end)
-{
-	/* Zeroed: tools like valgrind do not know what PAGEMAP_SCAN writes. */
-	struct pm_scan_region regions[512] = { 0 };
-	struct pm_scan_arg arg = {
-		.size = sizeof(arg),
-		.start = start,
-		.end = end,
-		.vec = (uintptr_t)regions,
-		.vec_len = ARRAY_SIZE(regions),
-		.category_inverted = PAGE_IS_PFNZERO,
-		.category_mask = PAGE_IS_PRESENT | PAGE_IS_PFNZERO,
-		.return_mask = PAGE_IS_PRESENT | PAGE_IS_HUGE,
-	};
-
-	while (arg.start < end) {
-		long n = ioctl(fd, CXLT_PAGEMAP_SCAN, &arg);
-
-		if (n < 0)
-			return -errno;
-		for (long r = 0; r < n; r++) {
-			chunk_set(c, regions[r].start, regions[r].end);
-			if (!(regions[r].categories & PAGE_IS_HUGE))
-				continue;
-			/* A whole region under one huge mapping. */
-			for (uint64_t b = (regions[r].start + REGION_SIZE - 1) & ~(REGION_SIZE - 1);
-			     b + REGION_SIZE <= regions[r].end; b += REGION_SIZE)
-				c->huge |= 1U << ((b - c->start) >> REGION_SHIFT);
-		}
-		if (arg.walk_end <= arg.start)
-			break;
-		arg.start = arg.walk_end;
-	}
-	return 0;
-}
-
-static int read_pagemap(int fd, struct tracker *tr, struct sweep_chunk *c, uint64_t start, uint64_t end)
-{
-	const struct zero_pfns *z = zero_pfns();
-	uint64_t ents[CHUNK_PGS];
-	uint64_t n = (end - start) >> CXLT_PAGE_SHIFT, first = (start - c->start) >> CXLT_PAGE_SHIFT;
-	ssize_t got = pread(fd, ents, n * sizeof(ents[0]), (start >> CXLT_PAGE_SHIFT) * sizeof(ents[0]));
-
-	if (got < 0)
-		return -errno;
-	n = (uint64_t)got / sizeof(ents[0]);
-	for (uint64_t k = 0; k < n; k++) {
-		uint64_t i = first + k, pfn = ents[k] & PM_PFN_MASK;
-
-		if (!(ents[k] & PM_PRESENT))
-			continue;
-		/*
-		 * Never the zero page.  Without CAP_SYS_ADMIN the page frames
-		 * read 0: then a page neither exclusive nor a file's is taken
-		 * for it (a page shared after fork, which move_pages would
-		 * refuse anyway, goes with it).
-		 */
-		if (pfn ? is_zero_pfn(z, pfn) : !(ents[k] & (PM_MMAP_EXCLUSIVE | PM_FILE)))
-			continue;
-		c->present[i / 64] |= 1ULL << (i % 64);
-		c->node[i] = pfn && tr->pfn.nr_blocks ? (int8_t)pfn_nodes__node(&tr->pfn, pfn) :
-			     CXLT_NODE_UNKNOWN;
-		/* A huge page: 512 page frames in a row from an aligned one. */
-		if (i % REGION_PAGES == 0 && pfn && !(pfn & (REGION_PAGES - 1)) &&
-		    k + REGION_PAGES <= n) {
-			uint64_t j = 1;
-
-			while (j < REGION_PAGES && (ents[k + j] & PM_PRESENT) &&
-			       (ents[k + j] & PM_PFN_MASK) == pfn + j)
-				j++;
-			if (j == REGION_PAGES)
-				c->huge |= 1U << (i / REGION_PAGES);
-		}
-	}
-	return 0;
-}
-
-/* Adds one node's count to a region's two. */
-static void found_node(struct region_found *f, int node, uint16_t n)
-{
-	for (int k = 0; k < 2; k++) {
-		if (f->node_id[k] == node || !f->on_node[k]) {
-			f->node_id[k] = (int8_t)node;
-			f->on_node[k] += n;
-			return;
-		}
-	}
-}
-
-struct region *tracker__region_found(struct tracker *tr, struct target *t,
-				     const struct region_found *f)
-{
-	struct region *r;
-	bool created;
-	int k = f->on_node[1] > f->on_node[0];
-	uint64_t before = target_bytes(t);
-
-	if (!(r = region_get(t, f->base, &created)))
-		return NULL;
-	if (created)
-		t->scanned_new++;
-	tr->bytes_used += target_bytes(t) - before;
-	r->sweep = t->sweep_gen;
-	r->resident = f->resident;
-	r->resident_bits = f->resident_bits;
-	r->probe = f->probe;
-	/* The node most of its pages are on first: the record's node. */
-	r->node_id[0] = f->node_id[k];
-	r->on_node[0] = f->on_node[k];
-	r->node_id[1] = f->node_id[!k];
-	r->on_node[1] = f->on_node[!k];
-	r->flags |= REGION_SWEPT;
-	t->pt.pages[r->rec].node = r->on_node[0] ? r->node_id[0] : CXLT_NODE_UNKNOWN;
-	if (f->huge) {
-		/* Page records from before a collapse: the huge page is one unit now. */
-		if (r->detail)
-			fold_region(tr, t, r);
-		t->pt.pages[r->rec].flags |= PAGE_HUGE;
-	} else
-		t->pt.pages[r->rec].flags &= ~PAGE_HUGE;
-	return r;
-}
-
-/*
- * The regions of one chunk: counts, nodes (from page frames, else from up to
- * NODE_PROBES pages asked), and the page records of pages no longer there.
- */
-static int sweep_chunk_regions(struct tracker *tr, struct target *t, struct sweep_chunk *c)
-{
-	for (uint32_t ri = 0; ri < SWEEP_CHUNK / REGION_SIZE; ri++) {
-		struct region_found f = { .base = c->start + ri * REGION_SIZE,
-					  .node_id = { CXLT_NODE_UNKNOWN, CXLT_NODE_UNKNOWN } };
-		void *addrs[NODE_PROBES];
-		int status[NODE_PROBES];
-		uint32_t nprobe = 0, first = ri * REGION_PAGES;
-		bool need_query = false;
-		struct region *r;
-
-		for (uint32_t k = 0; k < REGION_PAGES; k++) {
-			uint32_t i = first + k;
-
-			if (!(c->present[i / 64] >> (i % 64) & 1))
-				continue;
-			if (!f.resident)
-				f.probe = (uint16_t)k;
-			f.resident++;
-			f.resident_bits |= 1ULL << (k / CHUNK_PAGES);
-			if (c->node[i] >= 0)
-				found_node(&f, c->node[i], 1);
-			else
-				need_query = true;
-		}
-		if (!f.resident) {
-			/* Nothing resident: a region known there is gone, its detail with it. */
-			if ((r = region_table__find(&t->rt, f.base)))
-				r->sweep = t->sweep_gen - 1;
-			continue;
-		}
-		f.huge = c->huge >> ri & 1;
-		if (need_query) {
-			/* Evenly spaced resident pages; one for a huge page. */
-			uint32_t want = f.huge ? 1 : f.resident < NODE_PROBES ? f.resident : NODE_PROBES;
-			uint32_t step = f.resident / want, seen = 0;
-
-			for (uint32_t k = 0; k < REGION_PAGES && nprobe < want; k++) {
-				uint32_t i = first + k;
-
-				if (!(c->present[i / 64] >> (i % 64) & 1))
-					continue;
-				if (seen++ % step == 0)
-					addrs[nprobe++] = (void *)(uintptr_t)(f.base + ((uint64_t)k << CXLT_PAGE_SHIFT));
-			}
-			if (tr->pf->move_pages(tr->pf->ctx, t->pid, nprobe, addrs, NULL, status, 0) < 0)
-				return errno == ESRCH ? -ESRCH : -errno;
-			for (uint32_t k = 0; k < nprobe; k++)
-				if (status[k] >= 0)
-					found_node(&f, status[k], 1);
-			/* Scaled from the pages asked to all. */
-			for (int k = 0; k < 2; k++)
-				f.on_node[k] = (uint16_t)((uint32_t)f.on_node[k] * f.resident / nprobe);
-		}
-		if (!(r = tracker__region_found(tr, t, &f)))
-			return -ENOMEM;
-		/* Page records: gone where nothing is resident now, nodes from page frames. */
-		for (uint32_t k = 0; r->detail && k < REGION_PAGES; k++) {
-			uint32_t i = first + k;
-			int64_t idx = page_table__find(&t->pt, f.base + ((uint64_t)k << CXLT_PAGE_SHIFT));
-
-			if (idx < 0)
-				continue;
-			if (!(c->present[i / 64] >> (i % 64) & 1))
-				t->pt.pages[idx].flags |= PAGE_GONE;
-			else if (c->node[i] >= 0)
-				t->pt.pages[idx].node = c->node[i];
-		}
-	}
-	return 0;
-}
-
-/* The sweep is over: regions it did not find are gone, with their page records. */
-static int sweep_end(struct tracker *tr, struct target *t)
-{
-	bool gone = false;
-
-	for (uint32_t i = 0; i < t->rt.nr; i++) {
-		struct region *r = &t->rt.rg[i];
-
-		if (r->sweep == t->sweep_gen)
-			continue;
-		gone = true;
-		t->pt.pages[r->rec].flags |= PAGE_GONE;
-		for (uint32_t k = 0; r->detail && k < REGION_PAGES; k++) {
-			int64_t idx = page_table__find(&t->pt, r->base + ((uint64_t)k << CXLT_PAGE_SHIFT));
-
-			if (idx >= 0)
-				t->pt.pages[idx].flags |= PAGE_GONE;
-		}
-	}
-	for (uint32_t i = 0; i < t->pt.nr && !gone; i++)
-		gone = t->pt.pages[i].flags & PAGE_GONE;
-	t->sweep_gen++;
-	t->sweep_cursor = 0;
-	t->last_scan_epoch = tr->epoch ? tr->epoch : 1;
-	if (gone) {
-		int err = target__compact(t);
-
-		tr->bytes_used = tracker__bytes_used(tr);
-		return err;
-	}
-	return 0;
-}
-
-int tracker__sweep(struct tracker *tr, struct target *t, double deadline)
-{
-	static int have_pagemap_scan = -1;	/* probed on first use */
-	struct sweep_chunk *c = NULL;
-	char path[64], line[512];
-	bool ended = true;
-	FILE *maps;
-	int fd, err = 0;
-
-	if (tr->detail_all)
-		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/%d/maps", t->pid);
-	maps = fopen(path, "re");
-	if (!maps)
-		return errno == ENOENT ? -ESRCH : -errno;
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || !(c = malloc(sizeof(*c)))) {
-		err = fd < 0 ? (errno == ENOENT ? -ESRCH : -errno) : -ENOMEM;
-		goto out;
-	}
-	if (!t->sweep_cursor)
-		t->scanned_new = 0;
-	c->start = UINT64_MAX;
-	while (!err && fgets(line, sizeof(line), maps)) {
-		unsigned long long start, end, inode;
-		char perms[8], name[256] = "";
-
-		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %255s", &start, &end,
-			   perms, &inode, name) < 4)
-			continue;
-		if (!vma_eligible(perms, inode, name) || end <= t->sweep_cursor)
-			continue;
-		if (start < t->sweep_cursor)
-			start = t->sweep_cursor;
-		for (uint64_t a = start; !err && a < end;) {
-			uint64_t cstart = a & ~(SWEEP_CHUNK - 1), b = cstart + SWEEP_CHUNK;
-
-			if (b > end)
-				b = end;
-			if (c->start != cstart) {
-				/* A new chunk: the last one's regions are complete. */
-				if (c->start != UINT64_MAX) {
-					if ((err = sweep_chunk_regions(tr, t, c)))
-						break;
-					t->sweep_cursor = c->start + SWEEP_CHUNK;
-					if (deadline && now_sec() > deadline) {
-						ended = false;
-						break;
-					}
-				}
-				memset(c, 0, sizeof(*c));
-				memset(c->node, CXLT_NODE_UNKNOWN, sizeof(c->node));
-				c->start = cstart;
-			}
-			if (have_pagemap_scan != 0 && !tr->no_pagemap_scan) {
-				err = read_pagemap_scan(fd, c, a, b);
-				if (have_pagemap_scan < 0 && (err == -ENOTTY || err == -EINVAL)) {
-					pr_info("this kernel has no PAGEMAP_SCAN: reading pagemap instead (slower; page frames give the nodes)");
-					have_pagemap_scan = 0;
-				} else if (have_pagemap_scan < 0 && !err) {
-					have_pagemap_scan = 1;
-				}
-			}
-			if (have_pagemap_scan == 0 || tr->no_pagemap_scan)
-				err = read_pagemap(fd, tr, c, a, b);
-			a = b;
-		}
-		if (!ended)
-			break;
-	}
-	if (!err && ended && c->start != UINT64_MAX)
-		err = sweep_chunk_regions(tr, t, c);
-	if (!err && ended)
-		err = sweep_end(tr, t);
-out:
-	free(c);
-	if (fd >= 0)
-		close(fd);
-	fclose(maps);
-	if (err == -ENOENT || err == -ESRCH)
-		return -ESRCH;
-	return err ? err : ended;
-}
-
-int tracker__scan(struct tracker *tr, struct target *t)
-{
-	int err;
-
-	t->sweep_cursor = 0;
-	err = tracker__sweep(tr, t, 0);
-	if (err < 0)
-		return err;
-	return tracker__query_nodes(tr, t, t->nodes_known);
-}
-
-void tracker__sweep_all(struct tracker *tr, uint32_t min_epochs)
-{
-	double deadline = now_sec() + tr->sweep_ms / 1000;
-	uint32_t n = tr->nr_targets;
-
-	for (uint32_t k = 0; k < n && now_sec() < deadline; k++) {
-		uint32_t i = (tr->sweep_next + k) % n;
-		struct target *t = &tr->targets[i];
-		int err;
-
-		if (t->gone || (!t->sweep_cursor && t->last_scan_epoch &&
-				tr->epoch + 1 - t->last_scan_epoch < min_epochs))
-			continue;
-		err = tracker__sweep(tr, t, deadline);
-		if (err == -ESRCH)
-			t->gone = true;
-		else if (err < 0)
-			pr_warn("pid %d: sweeping its memory failed: %s", t->pid, strerror(-err));
-		/* The next epoch begins with the target after the one the clock stopped. */
-		tr->sweep_next = err == 0 ? i : (i + 1) % n;
-	}
 }

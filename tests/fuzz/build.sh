@@ -44,7 +44,7 @@ target fuzz_control user/control.c user/util.c -ljson-c -lmicrohttpd -lpthread -
 target fuzz_policy_params user/policy_host.c user/util.c -ldl -lm
 # The replay's main as replay_main, without gnuplot, at most 10000 epochs.
 target fuzz_replay user/cxltier-replay.c user/replay/*.c user/config.c user/engine.c user/mover.c user/pipeline.c user/platform.c user/policy_host.c user/sandbox.c user/shares.c user/sources.c \
-	user/pfn_nodes.c user/topology.c user/trace.c user/tracker.c user/util.c -Dmain=replay_main -DREPLAY_NO_GNUPLOT \
+	user/pfn_nodes.c user/sweep.c user/topology.c user/trace.c user/tracker.c user/util.c -Dmain=replay_main -DREPLAY_NO_GNUPLOT \
 	-DREPLAY_MAX_EPOCHS=10000 -ljson-c -linih -lnuma -ldl -lm
 
 for src in tiering-policies/*.c; do

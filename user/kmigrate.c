@@ -152,3 +152,22 @@ int kmigrate__read(const struct kmigrate *k, struct cxlt_kmigrate out[CXLT_MIGRA
 	}
 	return 0;
 }
+
+/* Says what the kernel migrated itself while the agent ran (move_pages is reason "syscall"). */
+void kmigrate__log(const struct kmigrate *km)
+{
+	struct cxlt_kmigrate k[CXLT_MIGRATE_REASONS];
+	char text[512] = "";
+	size_t off = 0;
+
+	if (kmigrate__read(km, k))
+		return;
+	for (int r = 0; r < CXLT_MIGRATE_REASONS && off < sizeof(text); r++)
+		if (k[r].batches)
+			off += snprintf(text + off, sizeof(text) - off, "%s%s %llu (%llu failed)",
+					off ? ", " : "", km->names[r],
+					(unsigned long long)k[r].succeeded,
+					(unsigned long long)k[r].failed);
+	pr_info("pages the kernel migrated while the agent ran, by reason: %s",
+		off ? text : "none");
+}

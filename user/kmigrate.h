@@ -25,5 +25,7 @@ void kmigrate__close(struct kmigrate *k);
 int kmigrate__read(const struct kmigrate *k, struct cxlt_kmigrate out[CXLT_MIGRATE_REASONS]);
 /* Sums a pinned map (cxltierctl); raw totals since the agent loaded it. */
 int kmigrate__read_fd(int fd, struct cxlt_kmigrate out[CXLT_MIGRATE_REASONS]);
+/* Logs what the kernel migrated while the agent ran, by reason (move_pages is "syscall"). */
+void kmigrate__log(const struct kmigrate *km);
 
 #endif

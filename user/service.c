@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <stddef.h>
 #include <linux/capability.h>
 #include <stdio.h>
@@ -13,6 +17,7 @@
 #include <unistd.h>
 
 #include "service.h"
+#include "status.h"
 #include "util.h"
 
 #ifndef CAP_PERFMON
@@ -119,4 +124,65 @@ void service__lock_memory(void)
 	if (mlockall(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT))
 		pr_warn("cannot lock the agent's memory (mlockall: %s): it may be paged or demoted",
 			strerror(errno));
+}
+
+/*
+ * One agent per machine, whatever its --run-dir or --pin-dir: the kernel
+ * settings and the BPF hooks are the machine's, so two agents would undo
+ * each other's settings and delete each other's live pins.  The lock is a
+ * fixed path for that reason; it holds the holder's pid and run dir.
+ */
+int service__take_lock(const char *run_dir)
+{
+	char buf[PATH_MAX + 32];
+	struct stat st;
+	int fd, len;
+
+	fd = open(CXLT_MACHINE_LOCK, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+	if (fd < 0) {
+		pr_err("cannot open the lock %s: %s", CXLT_MACHINE_LOCK, strerror(errno));
+		return -errno;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
+		pr_err("refusing the lock %s: not a regular file of root's writable by root alone; remove it",
+		       CXLT_MACHINE_LOCK);
+		close(fd);
+		return -EPERM;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+		char *pid, *dir;
+
+		buf[n > 0 ? n : 0] = '\0';
+		pid = strtok(buf, " \n");
+		dir = pid ? strtok(NULL, "\n") : NULL;
+		pr_err("another cxltierd (pid %s, run dir %s) is running on this machine (lock %s held); one agent per machine: stop it first",
+		       pid ? pid : "unknown", dir ? dir : "unknown", CXLT_MACHINE_LOCK);
+		close(fd);
+		return -EBUSY;
+	}
+	len = snprintf(buf, sizeof(buf), "%d %s\n", getpid(), run_dir);
+	if (ftruncate(fd, 0) || pwrite(fd, buf, len, 0) != len)
+		pr_warn("cannot write %s", CXLT_MACHINE_LOCK);
+	return fd;
+}
+
+/*
+ * The run dir holds state the agent acts on as root (kernel-settings.state
+ * is written back to sysctls at the next start) and files it writes: it must
+ * be root's alone, all the way up (the trust rule in util.c).
+ */
+int service__prepare_run_dir(const char *run_dir)
+{
+	char why[2 * PATH_MAX + 256];
+	int err;
+
+	if (mkdir(run_dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		pr_err("cannot create %s: %s", run_dir, strerror(errno));
+		return err;
+	}
+	if ((err = trust_dir(run_dir, why, sizeof(why))))
+		pr_err("run directory: %s", why);
+	return err;
 }

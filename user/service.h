@@ -21,5 +21,12 @@ int service__check_caps(void);
 void service__drop_setup_caps(void);
 /* Keeps the agent's own memory resident (it must not be paged or demoted). */
 void service__lock_memory(void);
+/*
+ * One agent per machine: takes CXLT_MACHINE_LOCK, writing our pid and run
+ * dir into it; the lock's fd, or -errno (another agent holds it: logged).
+ */
+int service__take_lock(const char *run_dir);
+/* Creates the run dir (0700) and checks it is root's alone all the way up; -errno. */
+int service__prepare_run_dir(const char *run_dir);
 
 #endif

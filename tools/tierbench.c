@@ -382,6 +382,7 @@ static int report_placement(struct bench *b)
 	int max_node = numa_max_node(), *status = malloc(b->pages * sizeof(*status));
 	size_t *per_node = calloc(2 * ((size_t)max_node + 2), sizeof(*per_node));
 	void **addrs = malloc(b->pages * sizeof(*addrs));
+	size_t start = hot_start_page(b, atomic_load(&b->shift_epoch));
 	int err = 0;
 
 	if (!status || !per_node || !addrs) {
@@ -401,7 +402,10 @@ static int report_placement(struct bench *b)
 	for (size_t idx = 0; idx < b->pages; idx++) {
 		int node = status[idx] >= 0 && status[idx] <= max_node ? status[idx] : max_node + 1;
 
-		per_node[(idx >= b->hot_pages) * ((size_t)max_node + 2) + (size_t)node]++;
+		/* Hot: the window as it is now (it moves with --shift). */
+		bool cold = (idx + b->pages - start) % b->pages >= b->hot_pages;
+
+		per_node[cold * ((size_t)max_node + 2) + (size_t)node]++;
 	}
 	if (b->opt.quiet)
 		goto out;
@@ -552,7 +556,8 @@ static void usage(FILE *f)
 "                             EOF) on stdin before running\n"
 "      --report-interval SECONDS  print ops/s every SECONDS (default 0: off)\n"
 "      --placement            with each progress line and at the end, print how\n"
-"                             many hot and cold pages sit on each node\n"
+"                             many hot and cold pages sit on each node (hot: the\n"
+"                             window as it is then, moved by --shift)\n"
 "  -q, --quiet                print only the end report (and, with --wait-start,\n"
 "                             the info line)\n"
 "  -h, --help                 show this text\n\n"

@@ -5,9 +5,11 @@
     import cxltrace
     t = cxltrace.read("zipf.trace")
     t.header["page_size"], t.nodes, t.samples["vpage"], t.samples["weight"]
+    t.runs["vpage"], t.runs["pages"], t.runs["node"]    # version 2: resident runs
 
 The samples are a read-only memory map of the file: a trace of any size
-opens at once.  As a command, `cxltrace.py --to-csv TRACE` prints the CSV
+opens at once (a version-2 trace with events: the samples are copied out of
+the map, the events are skipped but for the resident runs).  As a command, `cxltrace.py --to-csv TRACE` prints the CSV
 that `cxltier-replay --to-csv TRACE` prints, byte for byte, and
 `cxltrace.py TRACE` a summary.
 """
@@ -17,7 +19,11 @@ from collections import namedtuple
 import numpy as np
 
 MAGIC = b"CXLTTRC\0"
-VERSION = 1
+VERSION = 2          # the newest read
+VERSION_MIN = 1
+EVENT = 0x8000       # version 2: a record whose source has this bit is an event
+RESIDENT = 0x8100    # source RESIDENT + n: a run of resident pages on node record n
+RESIDENT_UNKNOWN = 0xFF
 
 HEADER = np.dtype([
     ("magic", "S8"), ("version", "<u4"), ("header_size", "<u4"),
@@ -32,13 +38,19 @@ SAMPLE = np.dtype([
     ("time_ns", "<u8"), ("tgid", "<u4"), ("source", "<u2"), ("weight", "<u2"),
     ("vpage", "<u8"),
 ])
+# A resident run, as read: pages [vpage, vpage + pages) of tgid on node record
+# `node` (-1: unknown), role its node's role (-1: unknown), found at time_ns.
+RUN = np.dtype([
+    ("time_ns", "<u8"), ("tgid", "<u4"), ("node", "<i4"), ("role", "<i4"),
+    ("pages", "<u4"), ("vpage", "<u8"),
+])
 assert HEADER.itemsize == 56 and NODE.itemsize == 24 and SAMPLE.itemsize == 24
 
 SOURCES = {1: "fault", 2: "hint", 3: "pmu"}
 ROLES = {0: "fast", 1: "slow"}
 MAX_NODES = 64
 
-Trace = namedtuple("Trace", "header nodes samples")
+Trace = namedtuple("Trace", "header nodes samples runs")
 
 
 class TraceError(ValueError):
@@ -56,9 +68,9 @@ def read(path):
     h = np.frombuffer(head, HEADER)[0]
     header = {name: h[name].item() if name != "reserved" else h[name].tolist()
               for name in HEADER.names}
-    if header["version"] != VERSION:
+    if not VERSION_MIN <= header["version"] <= VERSION:
         raise TraceError(f"{path}: trace version {header['version']}, "
-                         f"this reader reads version {VERSION}")
+                         f"this reader reads versions {VERSION_MIN} to {VERSION}")
     hs, ps, nn = header["header_size"], header["page_size"], header["nr_nodes"]
     if (hs < HEADER.itemsize or hs > size or hs % 8
             or header["sample_size"] != SAMPLE.itemsize or nn > MAX_NODES):
@@ -79,7 +91,23 @@ def read(path):
         samples = np.memmap(path, SAMPLE, mode="r", offset=off, shape=(count,))
     else:
         samples = np.zeros(0, SAMPLE)
-    return Trace(header, nodes, samples)
+    runs = np.zeros(0, RUN)
+    if header["version"] >= 2 and count:
+        event = (samples["source"] & EVENT) != 0
+        if event.any():
+            ev = samples[event]
+            ev = ev[(ev["source"] & 0xFF00) == RESIDENT]
+            runs = np.zeros(len(ev), RUN)
+            n = (ev["source"] & 0xFF).astype(np.int64)
+            known = n < nn
+            roles = nodes["role"].astype(np.int64) if nn else np.zeros(0, np.int64)
+            runs["time_ns"], runs["tgid"] = ev["time_ns"], ev["tgid"]
+            runs["node"] = np.where(known, n, -1)
+            runs["role"] = np.where(known, roles[np.minimum(n, max(nn - 1, 0))]
+                                    if nn else -1, -1)
+            runs["pages"], runs["vpage"] = ev["weight"], ev["vpage"]
+            samples = samples[~event]
+    return Trace(header, nodes, samples, runs)
 
 
 def to_csv(trace, out):
@@ -100,6 +128,13 @@ def summary(trace, out):
     s, h = trace.samples, trace.header
     out.write(f"version {h['version']}, page size {h['page_size']}, "
               f"{len(s)} samples\n")
+    r = trace.runs
+    if len(r):
+        pages = r["pages"].astype(np.uint64)
+        by_role = ", ".join(f"{int(pages[r['role'] == k].sum())} {name}"
+                            for k, name in ((0, "fast"), (1, "slow"), (-1, "unknown")))
+        out.write(f"{len(r)} resident runs of {len(np.unique(r['tgid']))} processes: "
+                  f"{int(pages.sum())} pages ({by_role})\n")
     for n in trace.nodes:
         out.write(f"node {n['id']}: {ROLES.get(int(n['role']), '?')}, tier "
                   f"{n['tier']}, {n['capacity_pages']} pages\n")

@@ -108,12 +108,21 @@ static const char usage_text[] =
 "      --hint-period-ms MS  the scanner's period for hint (default %u, as\n"
 "                           cxltierd's)\n"
 "      --seed N             the pmu and damon samplers' draws too (default 1)\n"
+"Start:\n"
+"      --start trace|first-touch  where pages begin: where the trace's resident\n"
+"                           runs put them, unsampled pages included, each process\n"
+"                           from its first sample (trace, the default when a\n"
+"                           recording has runs); or each page on its first touch,\n"
+"                           fast while the fast tier has room (first-touch)\n"
 "Output:\n"
 "  -j, --json               JSON instead of the table\n"
 "      --timing             add the policies' decision time per epoch (not\n"
 "                           deterministic)\n"
 "      --plot DIR           write PNG plots with gnuplot: fast-tier hit ratio\n"
 "                           over time per policy, heat map of pages x time\n"
+"      --epochs-csv FILE    a line per run and epoch: pages promoted, demoted,\n"
+"                           in each tier, and of the --watch range in each\n"
+"      --watch START-END    the virtual address range --epochs-csv follows\n"
 "\n"
 "Synthetic traces (--synth zipf|hotset|shift|scan):\n"
 "      --pages N            distinct pages (default 32768)\n"
@@ -238,8 +247,27 @@ enum {
 	OPT_LOW, OPT_HIGH, OPT_DECAY, OPT_PINGPONG, OPT_POLICY_DIR, OPT_TIMING, OPT_PLOT,
 	OPT_SYNTH, OPT_PAGES, OPT_EPOCHS, OPT_SAMPLES, OPT_SEED, OPT_ALPHA, OPT_HOT,
 	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV, OPT_DECIDE_LIMIT, OPT_PINGPONG_EPOCHS, OPT_POLICY_HELP,
-	OPT_HINT_PERIOD,
+	OPT_HINT_PERIOD, OPT_START, OPT_EPOCHS_CSV, OPT_WATCH,
 };
+
+/* --watch START-END: virtual addresses (hex with 0x, or decimal), as 4 KiB pages [lo, hi). */
+static int parse_watch(struct model_opts *o, const char *arg)
+{
+	char *end;
+	unsigned long long lo, hi;
+
+	errno = 0;
+	lo = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end != '-')
+		return -EINVAL;
+	arg = end + 1;
+	hi = strtoull(arg, &end, 0);
+	if (errno || end == arg || *end || hi <= lo)
+		return -EINVAL;
+	o->watch_lo = lo >> CXLT_PAGE_SHIFT;
+	o->watch_hi = (hi + (1ULL << CXLT_PAGE_SHIFT) - 1) >> CXLT_PAGE_SHIFT;
+	return 0;
+}
 
 /* Returns -1 to go on, else the exit status (help: 0, a usage error: 2). */
 static int parse_args(struct args *a, int argc, char **argv)
@@ -277,6 +305,9 @@ static int parse_args(struct args *a, int argc, char **argv)
 		{ "policy-help", no_argument, NULL, OPT_POLICY_HELP },
 		{ "sampler", required_argument, NULL, 's' },
 		{ "hint-period-ms", required_argument, NULL, OPT_HINT_PERIOD },
+		{ "start", required_argument, NULL, OPT_START },
+		{ "epochs-csv", required_argument, NULL, OPT_EPOCHS_CSV },
+		{ "watch", required_argument, NULL, OPT_WATCH },
 		{ "output", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -336,6 +367,19 @@ static int parse_args(struct args *a, int argc, char **argv)
 			}
 			break;
 		}
+		case OPT_START:
+			if (!strcmp(optarg, "trace"))
+				o->start = START_TRACE;
+			else if (!strcmp(optarg, "first-touch"))
+				o->start = START_FIRST_TOUCH;
+			else
+				return usage_error("--start '%s': expected trace or first-touch", optarg);
+			break;
+		case OPT_EPOCHS_CSV: o->epochs_csv = optarg; break;
+		case OPT_WATCH:
+			if (parse_watch(o, optarg))
+				return usage_error("--watch '%s': expected START-END, addresses with START < END", optarg);
+			break;
 		case OPT_HINT_PERIOD:
 			o->hint_period_ms = parse_num(a, "--hint-period-ms", optarg, 1, 3600000);
 			break;
@@ -584,9 +628,25 @@ static int setup_runs(struct args *a, const char *path, const struct trace *t, s
 	struct model_opts *o = &a->o;
 	char msg[256];
 
-	if (scan_trace(t, sc, msg, sizeof(msg))) {
+	if (scan_trace(t, sc, o->start != START_FIRST_TOUCH, msg, sizeof(msg))) {
 		fprintf(stderr, "cxltier-replay: %s: %s\n", path, msg);
 		return 1;
+	}
+	if (o->start == START_TRACE && !sc->runs) {
+		fprintf(stderr, "cxltier-replay: %s: --start trace: the trace holds no resident runs (cxltierd --record writes them from trace version 2); try --start first-touch\n",
+			path);
+		return 1;
+	}
+	if (o->start == START_AUTO)
+		o->start = sc->runs ? START_TRACE : START_FIRST_TOUCH;
+	if (o->epochs_csv) {
+		FILE *f = fopen(o->epochs_csv, "w");
+
+		if (!f || fputs("run,epoch,end_s,promoted,demoted,fast_pages,slow_pages,watch_fast,watch_slow\n", f) < 0 ||
+		    fclose(f)) {
+			fprintf(stderr, "cxltier-replay: cannot write %s: %s\n", o->epochs_csv, strerror(errno));
+			return 1;
+		}
 	}
 	*in = (struct run_in){ .path = path, .trace = t, .scan = sc, .o = o,
 			       .fast_cap = o->fast_pages ? o->fast_pages : (uint64_t)ceil(sc->pages * o->fast_ratio),
@@ -706,9 +766,13 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 			epochs ? isolate / epochs : 0, nres > 2 ? fork / (nres - 2) : 0);
 	}
 	if (o->json)
-		print_json(o, t, sc.pages, in.fast_cap, res, nres);
-	else
-		print_table(o, t, sc.pages, in.fast_cap, res, nres);
+		print_json(o, &sc, in.fast_cap, res, nres);
+	else {
+		if (o->start == START_TRACE)
+			printf("start: as recorded, %llu resident pages in %llu runs\n",
+			       (unsigned long long)sc.run_pages, (unsigned long long)sc.runs);
+		print_table(o, &sc, in.fast_cap, res, nres);
+	}
 	errno = 0;
 	rc = close_output(stdout, "standard output");
 	if (!rc && o->plot_dir)

@@ -51,6 +51,9 @@ struct recorder {
 	struct cxlt_sample buf[4096];
 	uint32_t n;
 	bool on;
+	/* Targets whose resident memory is in the trace: (pid, start time). */
+	struct { pid_t pid; uint64_t start_time; } *told;
+	uint32_t nr_told, cap_told;
 };
 
 static int record_sample(void *ctx, const struct cxlt_sample *s)
@@ -89,6 +92,48 @@ static int recorder__open(struct recorder *r, const char *path, const struct top
 	return err;
 }
 
+/*
+ * Each target's resident memory and its nodes, once, as its first sweep
+ * found them (before the first move: the sweep runs in the ingest): where
+ * a replay starts (docs/trace-format.md, resident runs).
+ */
+static void recorder__targets(struct recorder *r, const struct tracker *tr)
+{
+	struct timespec ts;
+
+	if (!r->on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);	/* bpf_ktime_get_ns()'s clock */
+	for (uint32_t i = 0; i < tr->nr_targets; i++) {
+		const struct target *t = &tr->targets[i];
+		uint32_t k = 0;
+
+		if (t->gone || !t->sweep_gen)
+			continue;
+		while (k < r->nr_told && (r->told[k].pid != t->pid ||
+					  r->told[k].start_time != t->start_time))
+			k++;
+		if (k < r->nr_told)
+			continue;
+		if (r->nr_told == r->cap_told) {
+			uint32_t cap = r->cap_told ? 2 * r->cap_told : 16;
+			void *p = realloc(r->told, cap * sizeof(*r->told));
+
+			if (!p)
+				return;
+			r->told = p;
+			r->cap_told = cap;
+		}
+		r->told[r->nr_told].pid = t->pid;
+		r->told[r->nr_told++].start_time = t->start_time;
+		/* The samples before it first, so the file stays in time order. */
+		if ((r->n && trace_writer__add(&r->w, r->buf, r->n)) ||
+		    trace_writer__add_target(&r->w, (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, t))
+			r->on = false;
+		r->n = 0;
+	}
+}
+
 /* Returns the first write error: a trace cut short by a full disk fails the run. */
 static int recorder__close(struct recorder *r, struct sampler *s)
 {
@@ -105,13 +150,17 @@ static int recorder__close(struct recorder *r, struct sampler *s)
 		sampler__read_stats(s->stats_fd, stats);
 	err = trace_writer__close(&r->w);
 	if (!err)
-		pr_info("recorded %llu samples to %s; %llu dropped because the ring buffer was full%s",
-			(unsigned long long)r->w.samples, r->w.path,
+		pr_info("recorded %llu samples to %s; %llu dropped because the ring buffer was full%s; the resident memory of %u targets in %llu runs",
+			(unsigned long long)(r->w.samples - r->w.runs), r->w.path,
 			(unsigned long long)stats[CXLT_STAT_RING_DROPPED],
-			stats[CXLT_STAT_RING_DROPPED] ? " (shorter epochs drain it more often)" : "");
+			stats[CXLT_STAT_RING_DROPPED] ? " (shorter epochs drain it more often)" : "",
+			r->nr_told, (unsigned long long)r->w.runs);
 	else
 		pr_err("recording failed: %s; %s holds the %llu samples written before, and replays",
 		       strerror(-err), r->w.path, (unsigned long long)r->w.samples);
+	free(r->told);
+	r->told = NULL;
+	r->nr_told = r->cap_told = 0;
 	return err;
 }
 
@@ -262,6 +311,7 @@ static int live_ingest(void *ctx)
 	}
 	/* A bounded slice of the targets' address spaces: the epoch's time does not grow with memory. */
 	tracker__sweep_all(&a->tr, a->cfg->k.scan_epochs);
+	recorder__targets(&a->rec, &a->tr);
 	return 0;
 }
 

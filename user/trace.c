@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "trace.h"
+#include "tracker.h"
 #include "util.h"
 
 #define TRACE_BUF_BYTES (1 << 20)
@@ -87,6 +88,10 @@ int trace_writer__open(struct trace_writer *w, const char *path, uint32_t page_s
 	snprintf(w->path, sizeof(w->path), "%s", path);
 	if (nr_nodes > TRACE_MAX_NODES)
 		return -E2BIG;
+	w->nr_nodes = nr_nodes;
+	w->page_size = page_size;
+	for (uint32_t i = 0; i < nr_nodes; i++)
+		w->node_ids[i] = nodes[i].id;
 	if (!(w->buf = malloc(TRACE_BUF_BYTES)))
 		return -ENOMEM;
 	w->fd = open_output_file(path, why, sizeof(why));
@@ -130,6 +135,131 @@ int trace_writer__add(struct trace_writer *w, const struct cxlt_sample *s, uint3
 	return 0;
 }
 
+/* Ends the run being extended: into the buffer. */
+static int run_flush(struct trace_writer *w)
+{
+	int err = 0;
+
+	if (w->run.weight) {
+		err = trace_writer__add(w, &w->run, 1);
+		w->runs++;
+	}
+	w->run.weight = 0;
+	return err;
+}
+
+/* n pages from vpage on node record idx: the run goes on, or a new one starts. */
+static int run_add(struct trace_writer *w, uint64_t time_ns, uint32_t tgid, uint64_t vpage,
+		   uint32_t n, uint16_t idx)
+{
+	int err;
+
+	while (n) {
+		struct cxlt_sample *r = &w->run;
+		uint32_t take;
+
+		if (!r->weight || r->tgid != tgid || r->time_ns != time_ns ||
+		    r->source != TRACE_RESIDENT + idx || r->vpage + r->weight != vpage ||
+		    r->weight == TRACE_RUN_MAX) {
+			if ((err = run_flush(w)))
+				return err;
+			*r = (struct cxlt_sample){ .time_ns = time_ns, .tgid = tgid,
+						   .source = TRACE_RESIDENT + idx, .vpage = vpage };
+		}
+		take = TRACE_RUN_MAX - r->weight < n ? TRACE_RUN_MAX - r->weight : n;
+		r->weight += take;
+		vpage += take;
+		n -= take;
+	}
+	return 0;
+}
+
+static uint16_t node_index(const struct trace_writer *w, int node)
+{
+	for (uint32_t i = 0; i < w->nr_nodes; i++)
+		if (w->node_ids[i] == node)
+			return (uint16_t)i;
+	return TRACE_RESIDENT_UNKNOWN;
+}
+
+static const struct target *sort_target;
+
+static int cmp_region(const void *a, const void *b)
+{
+	uint64_t x = sort_target->rt.rg[*(const uint32_t *)a].base;
+	uint64_t y = sort_target->rt.rg[*(const uint32_t *)b].base;
+
+	return x < y ? -1 : x > y;
+}
+
+int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const struct target *t)
+{
+	uint32_t *order = malloc((t->rt.nr ? t->rt.nr : 1) * sizeof(*order));
+	int err = 0;
+
+	if (!order)
+		return -ENOMEM;
+	if (w->err)
+		goto out;
+	for (uint32_t i = 0; i < t->rt.nr; i++)
+		order[i] = i;
+	sort_target = t;
+	qsort(order, t->rt.nr, sizeof(*order), cmp_region);
+	for (uint32_t k = 0; k < t->rt.nr && !err; k++) {
+		const struct region *r = &t->rt.rg[order[k]];
+		uint64_t bits = r->resident_bits;
+		uint32_t left[3], chunks = 0, resident = r->resident, nth = 0;
+		uint16_t idx[3];
+
+		if (!(r->flags & REGION_SWEPT) || !resident)
+			continue;
+		if (t->pt.pages[r->rec].flags & PAGE_HUGE)
+			bits = ~0ULL, resident = REGION_PAGES;
+		for (uint64_t b = bits; b; b &= b - 1)
+			chunks++;
+		if (!chunks)
+			continue;
+		/* Pages of node_id[0], then of node_id[1], then of no known node. */
+		left[0] = r->on_node[0] < resident ? r->on_node[0] : resident;
+		left[1] = r->on_node[1] < resident - left[0] ? r->on_node[1] : resident - left[0];
+		left[2] = resident - left[0] - left[1];
+		idx[0] = r->on_node[0] ? node_index(w, r->node_id[0]) : TRACE_RESIDENT_UNKNOWN;
+		idx[1] = r->on_node[1] ? node_index(w, r->node_id[1]) : TRACE_RESIDENT_UNKNOWN;
+		idx[2] = TRACE_RESIDENT_UNKNOWN;
+		for (uint32_t c = 0, n = 0; c < 64 && !err; c++) {
+			uint32_t in_chunk, off = 0;
+
+			if (!(bits >> c & 1))
+				continue;
+			in_chunk = resident / chunks + (nth++ < resident % chunks);
+			if (in_chunk > CHUNK_PAGES)
+				in_chunk = CHUNK_PAGES;
+			while (in_chunk && !err) {
+				uint64_t from, to;
+				uint32_t take;
+
+				while (n < 2 && !left[n])
+					n++;
+				take = left[n] < in_chunk ? left[n] : in_chunk;
+				/* In the trace's pages (the tracker's are 4 KiB). */
+				from = r->base + ((uint64_t)(c * CHUNK_PAGES + off) << CXLT_PAGE_SHIFT);
+				to = from + ((uint64_t)take << CXLT_PAGE_SHIFT);
+				err = run_add(w, time_ns, (uint32_t)t->pid, from / w->page_size,
+					      (uint32_t)((to + w->page_size - 1) / w->page_size -
+							 from / w->page_size), idx[n]);
+				left[n] -= take;
+				in_chunk -= take;
+				off += take;
+			}
+		}
+	}
+	if (!err)
+		err = run_flush(w);
+out:
+	free(order);
+	return err ? err : w->err;
+}
+
 int trace_writer__close(struct trace_writer *w)
 {
 	int had = w->err;
@@ -163,9 +293,9 @@ static int parse_header(struct trace *t, const struct trace_header *h, uint64_t 
 		return -EINVAL;
 	}
 	memcpy(&t->hdr, h, sizeof(t->hdr));
-	if (t->hdr.version != TRACE_VERSION) {
-		snprintf(msg, msglen, "trace version %u, this build reads version %u",
-			 t->hdr.version, TRACE_VERSION);
+	if (t->hdr.version < TRACE_VERSION_MIN || t->hdr.version > TRACE_VERSION) {
+		snprintf(msg, msglen, "trace version %u, this build reads versions %u to %u",
+			 t->hdr.version, TRACE_VERSION_MIN, TRACE_VERSION);
 		return -EPROTO;
 	}
 	if (t->hdr.header_size < sizeof(*h) || t->hdr.header_size > len ||
@@ -286,23 +416,52 @@ void trace__close(struct trace *t)
 	t->fd = -1;
 }
 
+int trace__run_role(const struct trace *t, const struct cxlt_sample *s)
+{
+	uint32_t n = s->source & 0xff;
+
+	if (n >= t->hdr.nr_nodes)
+		return -1;
+	return t->nodes[n].role == CXLT_NODE_FAST ? CXLT_NODE_FAST :
+	       t->nodes[n].role == CXLT_NODE_SLOW ? CXLT_NODE_SLOW : -1;
+}
+
+void trace_cursor__init_all(struct trace_cursor *c, const struct trace *t)
+{
+	trace_cursor__init(c, t);
+	c->events = true;
+}
+
 void trace_cursor__init(struct trace_cursor *c, const struct trace *t)
 {
 	c->t = t;
+	c->events = false;
 	c->next = 0;
 	c->pos = c->n = 0;
 	c->err = 0;
 	c->msg[0] = '\0';
 }
 
+static const struct cxlt_sample *cursor_fill(struct trace_cursor *c);
+
 const struct cxlt_sample *trace_cursor__peek(struct trace_cursor *c)
+{
+	for (;;) {
+		const struct cxlt_sample *s = c->pos < c->n ? &c->buf[c->pos] : cursor_fill(c);
+
+		if (!s || c->events || trace__kind(c->t, s) == TRACE_SAMPLE)
+			return s;
+		c->pos++;
+	}
+}
+
+/* The next buffer's first record, or NULL at the end or on an error. */
+static const struct cxlt_sample *cursor_fill(struct trace_cursor *c)
 {
 	const struct trace *t = c->t;
 	uint64_t left;
 	uint32_t n;
 
-	if (c->pos < c->n)
-		return &c->buf[c->pos];
 	c->next += c->n;
 	c->pos = c->n = 0;
 	left = t->nr_samples - c->next;

@@ -9,12 +9,15 @@
  *                         size, node count, sample size, flags
  *   struct trace_node     x node count: id, role, tier, capacity in pages
  *   struct cxlt_sample    x until the end of the file (24 bytes each:
- *                         time_ns, tgid, source, weight, vpage)
+ *                         time_ns, tgid, source, weight, vpage); from
+ *                         version 2, a record whose source has bit 15 set
+ *                         is not a sample but an event of the same size
+ *                         (TRACE_RESIDENT: a run of resident pages)
  *
  * Readers check every length against the file size before trusting it: a
  * trace may come from anyone.  Nothing in it is trusted beyond its layout:
- * times, processes and pages are whatever the samples say.  Version 1 is the only one so far; a reader
- * refuses a newer major version with a message naming both.
+ * times, processes and pages are whatever the samples say.  This reader
+ * reads versions 1 and 2 and refuses any other with a message naming both.
  */
 #ifndef CXLT_TRACE_H
 #define CXLT_TRACE_H
@@ -27,8 +30,27 @@
 #include "cxltier/policy.h"	/* node roles */
 
 #define TRACE_MAGIC "CXLTTRC"	/* 8 bytes with the NUL */
-#define TRACE_VERSION 1
+#define TRACE_VERSION 2		/* written */
+#define TRACE_VERSION_MIN 1	/* the oldest read */
 #define TRACE_MAX_NODES 64
+
+/*
+ * Version 2: a record whose source has this bit is an event, not a sample
+ * (a reader skips the events it does not know).
+ */
+#define TRACE_EVENT 0x8000
+/*
+ * A run of resident pages: source TRACE_RESIDENT + n, pages [vpage, vpage +
+ * weight) of tgid were resident on the node of node record n (n = 0xff:
+ * unknown) when the agent's sweep found them at time_ns.
+ */
+#define TRACE_RESIDENT 0x8100
+#define TRACE_RESIDENT_UNKNOWN 0xff
+#define TRACE_RUN_MAX 65535u
+
+enum trace_kind { TRACE_SAMPLE, TRACE_RUN, TRACE_OTHER };
+
+struct target;
 
 struct trace_header {
 	char magic[8];
@@ -62,8 +84,13 @@ struct trace_writer {
 	size_t used;
 	uint64_t bytes;		/* in the file */
 	uint64_t header_bytes;	/* header and nodes */
-	uint64_t samples;	/* in the file */
+	uint64_t samples;	/* records in the file */
+	uint64_t runs;		/* resident runs handed to it */
 	int err;		/* first write error, -errno */
+	int32_t node_ids[TRACE_MAX_NODES];	/* the node records' ids, for runs */
+	uint32_t nr_nodes;
+	uint32_t page_size;
+	struct cxlt_sample run;	/* the run being extended; weight 0: none */
 };
 
 /*
@@ -75,6 +102,15 @@ struct trace_writer {
 int trace_writer__open(struct trace_writer *w, const char *path, uint32_t page_size,
 		       const struct trace_node *nodes, uint32_t nr_nodes);
 int trace_writer__add(struct trace_writer *w, const struct cxlt_sample *s, uint32_t n);
+/*
+ * The resident memory of target t as its last sweep found it, as runs
+ * (TRACE_RESIDENT records) stamped time_ns: per 2 MiB region, its resident
+ * count spread over its resident 32 KiB chunks from each chunk's start, the
+ * pages of its first node first (the tracker keeps counts per region, not
+ * each page's node).  Runs of one node continue across regions.  0, or
+ * the write error, or -ENOMEM.
+ */
+int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const struct target *t);
 /* Flushes and closes; returns the first error seen (samples then says how many the file kept). */
 int trace_writer__close(struct trace_writer *w);
 
@@ -87,8 +123,8 @@ int trace_writer__close(struct trace_writer *w);
 struct trace {
 	struct trace_header hdr;
 	struct trace_node nodes[TRACE_MAX_NODES];
-	uint64_t nr_samples;
-	uint64_t samples_off;	/* file offset of the first sample */
+	uint64_t nr_samples;	/* records: samples and (version 2) events */
+	uint64_t samples_off;	/* file offset of the first record */
 	int fd;			/* -1 for a trace parsed from a buffer */
 	const struct cxlt_sample *samples;	/* a buffer's samples; NULL for a file */
 };
@@ -103,9 +139,24 @@ int trace__open(struct trace *t, const char *path, char *msg, size_t msglen);
 int trace__parse(struct trace *t, const void *buf, size_t len, char *msg, size_t msglen);
 void trace__close(struct trace *t);
 
-/* Reads the samples in file order, a buffer at a time: memory stays fixed. */
+/* What a record is: a sample, a resident run, or an event this reader skips. */
+static inline enum trace_kind trace__kind(const struct trace *t, const struct cxlt_sample *s)
+{
+	if (t->hdr.version < 2 || !(s->source & TRACE_EVENT))
+		return TRACE_SAMPLE;
+	return (s->source & 0xff00) == TRACE_RESIDENT ? TRACE_RUN : TRACE_OTHER;
+}
+
+/* A resident run's node: its role (CXLT_NODE_FAST or _SLOW), or -1 when unknown. */
+int trace__run_role(const struct trace *t, const struct cxlt_sample *s);
+
+/*
+ * Reads the samples in file order, a buffer at a time: memory stays fixed.
+ * Events are skipped unless events is set (then every record comes).
+ */
 struct trace_cursor {
 	const struct trace *t;
+	bool events;
 	uint64_t next;		/* index of buf[n] in the trace */
 	uint32_t pos, n;
 	int err;		/* -errno once reading failed; msg says why */
@@ -116,6 +167,8 @@ struct trace_cursor {
 void trace_cursor__init(struct trace_cursor *c, const struct trace *t);
 /* The next sample, or NULL at the end or on an error (c->err, c->msg). */
 const struct cxlt_sample *trace_cursor__peek(struct trace_cursor *c);
+/* Every record, events too. */
+void trace_cursor__init_all(struct trace_cursor *c, const struct trace *t);
 static inline const struct cxlt_sample *trace_cursor__next(struct trace_cursor *c)
 {
 	const struct cxlt_sample *s = trace_cursor__peek(c);

@@ -2,8 +2,9 @@
 # tools/cxltrace.py, the Python (numpy) reader of docs/trace-format.md,
 # agrees with the C reader: the CSV of a synthetic trace and of a
 # hand-made one (every source, weight 0, out-of-order times, nodes, a
-# header longer than version 1's) equals cxltier-replay --to-csv byte for
-# byte, and a truncated trace is refused by both.
+# header longer than version 1's; a version-2 one with resident runs and an
+# unknown event) equals cxltier-replay --to-csv byte for byte, the runs read
+# alike, and a truncated trace or a version 3 is refused by both.
 set -euo pipefail
 BUILD=${BUILD:-build}
 R="$BUILD/cxltier-replay"
@@ -48,6 +49,41 @@ assert [int(n["capacity_pages"]) for n in t.nodes] == [1000, 9000], t.nodes
 assert t.samples["weight"].tolist() == [1, 0, 65535, 3, 2]
 assert t.samples["vpage"][2] == 0xfffffffffffff
 PY
+
+# Version 2: resident runs (source 0x8100 + node record) and an event of a
+# later kind among the samples; the CSVs are the samples alone, the runs come
+# with their node's role.
+perl -e 'open(my $o, ">", shift) or die; binmode $o;
+	print $o pack("a8 V6 Q< Q< Q<", "CXLTTRC", 2, 56, 4096, 2, 24, 0, 0, 0, 0);
+	print $o pack("l< l< l< V Q<", 0, 0, 4, 0, 1000), pack("l< l< l< V Q<", 1, 1, 22, 0, 9000);
+	my @s = ([10, 7, 2, 1, 0x10], [12, 7, 0x8101, 300, 0x10], [12, 7, 0x8100, 20, 0x200],
+		 [12, 7, 0x81ff, 4, 0x300], [13, 7, 0x9000, 1, 0], [20, 7, 2, 1, 0x11]);
+	print $o pack("Q< V v v Q<", @$_) for @s;' "$work/v2.trace"
+"$R" --to-csv "$work/v2.trace" -O "$work/v2c.csv"
+"$PY" tools/cxltrace.py --to-csv "$work/v2.trace" > "$work/v2py.csv"
+cmp -s "$work/v2c.csv" "$work/v2py.csv" || fail "version 2: the CSVs differ: $(diff "$work/v2c.csv" "$work/v2py.csv")"
+[ "$(wc -l < "$work/v2py.csv")" -eq 3 ] || fail "version 2: not the 2 samples: $(cat "$work/v2py.csv")"
+"$PY" - "$work/v2.trace" <<'PY' || fail "the reader's runs"
+import sys
+sys.path.insert(0, "tools")
+import cxltrace
+t = cxltrace.read(sys.argv[1])
+assert t.header["version"] == 2
+assert t.samples["vpage"].tolist() == [0x10, 0x11], t.samples
+assert t.runs["vpage"].tolist() == [0x10, 0x200, 0x300], t.runs
+assert t.runs["pages"].tolist() == [300, 20, 4]
+assert t.runs["node"].tolist() == [1, 0, -1] and t.runs["role"].tolist() == [1, 0, -1]
+PY
+out=$("$PY" tools/cxltrace.py "$work/v2.trace")
+grep -q "^3 resident runs of 1 processes: 324 pages (20 fast, 300 slow, 4 unknown)" <<< "$out" ||
+	fail "summary: $out"
+# Version 3 is refused by both, naming the versions read.
+perl -e 'open(my $o, ">", shift) or die; binmode $o;
+	print $o pack("a8 V6 Q< Q< Q<", "CXLTTRC", 3, 56, 4096, 0, 24, 0, 0, 0, 0);' "$work/v3.trace"
+out=$("$R" --to-csv "$work/v3.trace" 2>&1) && fail "C reader took version 3"
+grep -q "trace version 3, this build reads versions 1 to 2" <<< "$out" || fail "C, version 3: $out"
+out=$("$PY" tools/cxltrace.py "$work/v3.trace" 2>&1) && fail "Python reader took version 3"
+grep -q "trace version 3, this reader reads versions 1 to 2" <<< "$out" || fail "Python, version 3: $out"
 
 # Truncated: both refuse, naming the reason.
 head -c $((56 + 2 * 24 + 24 * 10 + 5)) "$work/z.trace" > "$work/t.trace"

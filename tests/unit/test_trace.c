@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "trace.h"
+#include "tracker.h"
 #include "util.h"
 
 static char path[64];
@@ -160,8 +161,12 @@ static void damaged_traces_are_refused_with_a_reason(void **state)
 	h->magic[0] = 'X';
 	expect_refusal(buf, len, -EINVAL, "not a cxltier trace");
 	h->magic[0] = 'C';
-	h->version = 2;
-	expect_refusal(buf, len, -EPROTO, "trace version 2, this build reads version 1");
+	h->version = 3;
+	expect_refusal(buf, len, -EPROTO, "trace version 3, this build reads versions 1 to 2");
+	h->version = 0;
+	expect_refusal(buf, len, -EPROTO, "trace version 0");
+	h->version = 1;		/* an old trace: read */
+	expect_refusal(buf, len, 0, "");
 	h->version = TRACE_VERSION;
 	h->nr_nodes = 65;
 	expect_refusal(buf, len, -EINVAL, "65 nodes");
@@ -199,6 +204,143 @@ static void missing_and_empty_files_are_refused(void **state)
 	assert_int_equal(trace__open(&t, "/tmp", msg, sizeof(msg)), -EINVAL);
 }
 
+/* A record as the file holds it. */
+static void put(char *p, uint64_t time, uint32_t tgid, uint16_t source, uint16_t weight, uint64_t vpage)
+{
+	struct cxlt_sample s = { .time_ns = time, .tgid = tgid, .source = source,
+				 .weight = weight, .vpage = vpage };
+
+	memcpy(p, &s, sizeof(s));
+}
+
+/*
+ * Version 2's events: the cursor gives samples only, or every record; a
+ * resident run's node is the role of its node record.  In a version-1
+ * file the same bytes are samples (of an unknown source), as they always were.
+ */
+static void events_are_skipped_and_runs_read(void **state)
+{
+	struct trace_header h = { .magic = TRACE_MAGIC, .version = 2, .header_size = sizeof(h),
+				  .page_size = 4096, .nr_nodes = 2,
+				  .sample_size = sizeof(struct cxlt_sample) };
+	struct trace_node nodes[2] = {
+		{ .id = 0, .role = CXLT_NODE_FAST }, { .id = 1, .role = CXLT_NODE_SLOW },
+	};
+	char buf[sizeof(h) + sizeof(nodes) + 6 * sizeof(struct cxlt_sample)];
+	char *p = buf + sizeof(h) + sizeof(nodes);
+	const struct cxlt_sample *x;
+	struct trace t;
+	char msg[128];
+	int n;
+
+	(void)state;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), nodes, sizeof(nodes));
+	put(p, 1, 7, CXLT_SRC_HINT, 1, 0x100);
+	put(p + 24, 2, 7, TRACE_RESIDENT + 1, 300, 0x200);
+	put(p + 48, 2, 7, TRACE_RESIDENT + 0, 20, 0x400);
+	put(p + 72, 2, 7, TRACE_RESIDENT + TRACE_RESIDENT_UNKNOWN, 5, 0x500);
+	put(p + 96, 3, 7, 0x9000, 1, 0);	/* an event of a later kind: skipped */
+	put(p + 120, 4, 7, CXLT_SRC_FAULT, 1, 0x101);
+	assert_int_equal(trace__parse(&t, buf, sizeof(buf), msg, sizeof(msg)), 0);
+	assert_int_equal(t.nr_samples, 6);
+	trace_cursor__init(&c, &t);
+	assert_non_null(x = trace_cursor__next(&c));
+	assert_int_equal(x->vpage, 0x100);
+	assert_non_null(x = trace_cursor__next(&c));
+	assert_int_equal(x->vpage, 0x101);
+	assert_null(trace_cursor__next(&c));
+
+	trace_cursor__init_all(&c, &t);
+	for (n = 0; (x = trace_cursor__next(&c)); n++) {
+		static const enum trace_kind kind[] = { TRACE_SAMPLE, TRACE_RUN, TRACE_RUN, TRACE_RUN,
+							TRACE_OTHER, TRACE_SAMPLE };
+		static const int role[] = { 0, CXLT_NODE_SLOW, CXLT_NODE_FAST, -1 };
+
+		assert_int_equal(trace__kind(&t, x), kind[n]);
+		if (kind[n] == TRACE_RUN)
+			assert_int_equal(trace__run_role(&t, x), role[n]);
+	}
+	assert_int_equal(n, 6);
+
+	/* Version 1: every record is a sample. */
+	((struct trace_header *)buf)->version = 1;
+	assert_int_equal(trace__parse(&t, buf, sizeof(buf), msg, sizeof(msg)), 0);
+	trace_cursor__init(&c, &t);
+	for (n = 0; (x = trace_cursor__next(&c)); n++)
+		assert_int_equal(trace__kind(&t, x), TRACE_SAMPLE);
+	assert_int_equal(n, 6);
+}
+
+/*
+ * The recorder's runs from the tracker's regions: a region's pages of its
+ * main node, then of its other node, over its resident chunks; a run of
+ * one node goes on into the next region; a partly resident region's pages
+ * spread over its resident chunks.
+ */
+static void a_target_is_written_as_runs(void **state)
+{
+	struct trace_node nodes[2] = {
+		{ .id = 0, .role = CXLT_NODE_FAST }, { .id = 1, .role = CXLT_NODE_SLOW },
+	};
+	static const struct { uint64_t vpage; uint16_t pages, source; } want[] = {
+		{ 0x200, 412, TRACE_RESIDENT + 1 }, { 0x39c, 100, TRACE_RESIDENT + 0 },
+		{ 0x400, 512, TRACE_RESIDENT + 1 }, { 0x600, 512, TRACE_RESIDENT + 1 },
+		{ 0xa00, 5, TRACE_RESIDENT + 1 }, { 0xa08, 5, TRACE_RESIDENT + 1 },
+	};
+	struct region_found f[] = {
+		{ .base = 0x200000, .resident_bits = ~0ULL, .resident = 512, .node_id = { 0, 1 },
+		  .on_node = { 100, 412 } },
+		{ .base = 0x600000, .resident_bits = ~0ULL, .resident = 512, .node_id = { 1, -1 },
+		  .on_node = { 512, 0 } },
+		{ .base = 0x400000, .resident_bits = ~0ULL, .resident = 512, .node_id = { 1, -1 },
+		  .on_node = { 512, 0 } },
+		{ .base = 0xa00000, .resident_bits = 0x3, .resident = 10, .node_id = { 1, -1 },
+		  .on_node = { 10, 0 } },
+	};
+	const struct cxlt_sample *x;
+	struct trace_writer w;
+	struct tracker tr;
+	struct trace t;
+	char msg[128];
+	uint32_t n = 0;
+
+	(void)state;
+	assert_int_equal(tracker__init(&tr, 0.5), 0);
+	assert_int_equal(tracker__add_target(&tr, 4242, 1, "app", ORIGIN_PID), 0);
+	for (size_t i = 0; i < ARRAY_SIZE(f); i++)
+		assert_non_null(tracker__region_found(&tr, &tr.targets[0], &f[i]));
+	assert_int_equal(trace_writer__open(&w, path, 4096, nodes, 2), 0);
+	assert_int_equal(trace_writer__add_target(&w, 77, &tr.targets[0]), 0);
+	assert_int_equal(trace_writer__close(&w), 0);
+	/* 1024 pages of one node in a row: one run, however many regions. */
+	assert_int_equal(w.runs, 5);
+	tracker__free(&tr);
+
+	assert_int_equal(trace__open(&t, path, msg, sizeof(msg)), 0);
+	assert_int_equal(t.hdr.version, TRACE_VERSION);
+	trace_cursor__init_all(&c, &t);
+	while ((x = trace_cursor__next(&c))) {
+		assert_true(n < ARRAY_SIZE(want));
+		assert_int_equal(trace__kind(&t, x), TRACE_RUN);
+		assert_int_equal(x->tgid, 4242);
+		assert_int_equal(x->time_ns, 77);
+		/* Runs 3 and 4 of want are one run in the file. */
+		if (n == 2) {
+			assert_int_equal(x->vpage, 0x400);
+			assert_int_equal(x->weight, 1024);
+			n += 2;
+			continue;
+		}
+		assert_int_equal(x->vpage, want[n].vpage);
+		assert_int_equal(x->weight, want[n].pages);
+		assert_int_equal(x->source, want[n].source);
+		n++;
+	}
+	assert_int_equal(n, ARRAY_SIZE(want));
+	trace__close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -206,6 +348,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(trace_truncated_while_read_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(damaged_traces_are_refused_with_a_reason, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_and_empty_files_are_refused, setup, teardown),
+		cmocka_unit_test(events_are_skipped_and_runs_read),
+		cmocka_unit_test_setup_teardown(a_target_is_written_as_runs, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

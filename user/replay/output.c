@@ -85,17 +85,17 @@ static double lat(const struct model_opts *o, const struct result *r, bool with_
 	return r->accesses ? total / r->accesses : 0;
 }
 
-void print_table(const struct model_opts *o, const struct trace *t, uint64_t pages,
+void print_table(const struct model_opts *o, const struct trace_scan *sc,
 		 uint64_t fast_cap, struct result *r, int n)
 {
 	const struct result *oracle = &r[0];
 	double oracle_ratio = oracle->accesses ? (double)oracle->fast_hits / oracle->accesses : 0;
 
 	printf("trace: %llu samples, %llu distinct pages, %llu epochs of %u ms\n",
-	       (unsigned long long)t->nr_samples, (unsigned long long)pages,
+	       (unsigned long long)sc->samples, (unsigned long long)sc->pages,
 	       (unsigned long long)r[1].epochs, o->epoch_ms);
 	printf("model: fast tier %llu pages (%.1f%%), access %.0f/%.0f ns, migration %.0f ns/page, budget %.0f MiB/s\n\n",
-	       (unsigned long long)fast_cap, 100.0 * fast_cap / pages, o->fast_ns, o->slow_ns,
+	       (unsigned long long)fast_cap, 100.0 * fast_cap / sc->pages, o->fast_ns, o->slow_ns,
 	       o->migrate_ns, o->rate_mbps);
 	int w = 14, ws = 0;
 	bool hint = false;
@@ -142,14 +142,14 @@ void print_table(const struct model_opts *o, const struct trace *t, uint64_t pag
 	}
 }
 
-void print_json(const struct model_opts *o, const struct trace *t, uint64_t pages,
+void print_json(const struct model_opts *o, const struct trace_scan *sc,
 		uint64_t fast_cap, struct result *r, int n)
 {
 	struct json_object *root = json_object_new_object(), *arr = json_object_new_array();
 	double oracle_ratio = r[0].accesses ? (double)r[0].fast_hits / r[0].accesses : 0;
 
-	json_object_object_add(root, "samples", json_object_new_uint64(t->nr_samples));
-	json_object_object_add(root, "pages", json_object_new_uint64(pages));
+	json_object_object_add(root, "samples", json_object_new_uint64(sc->samples));
+	json_object_object_add(root, "pages", json_object_new_uint64(sc->pages));
 	json_object_object_add(root, "epochs", json_object_new_uint64(r[1].epochs));
 	json_object_object_add(root, "epoch_ms", json_object_new_int(o->epoch_ms));
 	json_object_object_add(root, "fast_pages", json_object_new_uint64(fast_cap));

@@ -38,7 +38,17 @@ struct model_opts {
 	uint64_t sampler_seed;		/* the pmu and damon samplers' draws */
 	bool timing, json, progress;
 	const char *plot_dir;
+	int start;			/* enum start_mode: where the pages begin */
+	const char *epochs_csv;		/* a line per run and epoch, appended; NULL: none */
+	uint64_t watch_lo, watch_hi;	/* --watch: pages [lo, hi) (4 KiB pages) */
 };
+
+/*
+ * Where the pages begin (--start): as the trace's resident runs say, pages
+ * never sampled included (a recording of cxltierd), or each on its first
+ * touch in the model (the only way before trace version 2).
+ */
+enum start_mode { START_AUTO, START_TRACE, START_FIRST_TOUCH };
 
 /* One row of the table: a policy with its parameters (a sweep gives several). */
 #define ROW_MAX_KV 64
@@ -105,11 +115,13 @@ struct model {
 
 /* What a first pass over the samples learns; memory grows with the pages seen only. */
 struct trace_scan {
+	uint64_t samples;		/* records that are samples (not events) */
 	uint64_t pages;			/* distinct (tgid, page) pairs */
 	uint64_t t_first, t_last;	/* samples may be a little out of order across CPUs */
 	uint64_t vpage_min, vpage_max;
 	uint32_t source_flags;		/* CXLT_SOURCE_REPEATS unless only page faults were recorded */
 	uint64_t accesses;		/* the weights' sum */
+	uint64_t runs, run_pages;	/* resident runs, and the pages they name (repeats counted) */
 };
 
 /* A --sampler: how a live source would have seen the stream (sampler.c). */
@@ -185,7 +197,9 @@ void model_topology(struct model *md, long page_size);
 int model_pages_grow(struct model *md, uint32_t ti, uint32_t n);
 
 /* run.c */
-int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t msglen);
+/* with_runs: the resident runs' pages count among the distinct pages. */
+int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, char *msg,
+	       size_t msglen);
 int run_policy(const struct run_in *in, struct result *res);
 
 /* isolate.c */
@@ -231,9 +245,9 @@ int to_csv(const char *path, const struct trace *t, const char *out);
 void csv_header(FILE *f);
 void csv_sample(FILE *f, uint64_t time_ns, uint32_t tgid, uint64_t vaddr, const char *source,
 		uint32_t weight);
-void print_table(const struct model_opts *o, const struct trace *t, uint64_t pages,
+void print_table(const struct model_opts *o, const struct trace_scan *sc,
 		 uint64_t fast_cap, struct result *r, int n);
-void print_json(const struct model_opts *o, const struct trace *t, uint64_t pages,
+void print_json(const struct model_opts *o, const struct trace_scan *sc,
 		uint64_t fast_cap, struct result *r, int n);
 int write_plots(const char *dir, struct result *r, int n, const uint64_t *heat,
 		uint32_t w, uint32_t h);

@@ -12,7 +12,8 @@
 /* ---- one pass of a policy over the trace ---- */
 
 
-int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t msglen)
+int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, char *msg,
+	       size_t msglen)
 {
 	struct trace_cursor *c = malloc(sizeof(*c));
 	struct page_table pt = { 0 };
@@ -25,8 +26,25 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t 
 		snprintf(msg, msglen, "out of memory");
 		return -ENOMEM;
 	}
-	trace_cursor__init(c, tr);
+	trace_cursor__init_all(c, tr);
 	while ((x = trace_cursor__next(c))) {
+		enum trace_kind kind = trace__kind(tr, x);
+
+		if (kind == TRACE_RUN) {
+			sc->runs++;
+			sc->run_pages += x->weight;
+			for (uint32_t k = 0; with_runs && k < x->weight; k++)
+				if (page_table__get(&pt, ((x->vpage + k) ^ ((uint64_t)x->tgid << 40)) << 12,
+						    &created) < 0) {
+					snprintf(msg, msglen, "out of memory after %llu distinct pages",
+						 (unsigned long long)pt.nr);
+					err = -ENOMEM;
+					goto out;
+				}
+		}
+		if (kind != TRACE_SAMPLE)
+			continue;
+		sc->samples++;
 		/* tgid in the top bits keeps processes apart; good enough for a count. */
 		if (page_table__get(&pt, (x->vpage ^ ((uint64_t)x->tgid << 40)) << 12, &created) < 0) {
 			snprintf(msg, msglen, "out of memory after %llu distinct pages",
@@ -50,6 +68,7 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, char *msg, size_t 
 		snprintf(msg, msglen, "%s", c->msg);
 		err = c->err;
 	}
+out:
 	sc->pages = pt.nr;
 	free(pt.pages);
 	free(pt.slots);
@@ -78,7 +97,197 @@ struct replay_run {
 	uint64_t *big;		/* for the oracle: counts of ORACLE_HIST and more */
 	size_t nr_big, cap_big;
 	struct sampler_run smp;	/* what feeds the tracker */
+	/* --start trace: the resident runs by tgid, a group per tgid, the groups by time. */
+	struct cxlt_sample *runs;
+	struct start_group *groups;
+	uint32_t *by_time;
+	uint32_t nr_runs, nr_groups, next_group;
+	uint64_t spilled;	/* pages of runs that did not fit their tier */
+	FILE *epochs;		/* --epochs-csv */
 };
+
+struct start_group {
+	uint32_t tgid, first, n;
+	uint64_t time_ns;	/* its earliest run */
+	bool applied;
+};
+
+static int cmp_run(const void *a, const void *b)
+{
+	const struct cxlt_sample *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->vpage < y->vpage ? -1 : x->vpage > y->vpage;
+}
+
+static const struct start_group *sort_groups;
+
+static int cmp_group_time(const void *a, const void *b)
+{
+	const struct start_group *x = &sort_groups[*(const uint32_t *)a];
+	const struct start_group *y = &sort_groups[*(const uint32_t *)b];
+
+	if (x->time_ns != y->time_ns)
+		return x->time_ns < y->time_ns ? -1 : 1;
+	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+}
+
+/* Reads the trace's resident runs and groups them by process; 0 or -errno. */
+static int load_start(struct replay_run *r)
+{
+	struct trace_cursor *c = malloc(sizeof(*c));
+	const struct cxlt_sample *x;
+	uint32_t cap = 0;
+	int err = 0;
+
+	if (!c)
+		return -ENOMEM;
+	trace_cursor__init_all(c, r->in->trace);
+	while ((x = trace_cursor__next(c))) {
+		if (trace__kind(r->in->trace, x) != TRACE_RUN || !x->weight)
+			continue;
+		if (r->nr_runs == cap) {
+			uint32_t n = cap ? 2 * cap : 256;
+			struct cxlt_sample *p = realloc(r->runs, n * sizeof(*p));
+
+			if (!p) {
+				err = -ENOMEM;
+				goto out;
+			}
+			r->runs = p;
+			cap = n;
+		}
+		r->runs[r->nr_runs++] = *x;
+	}
+	if ((err = c->err))
+		goto out;
+	qsort(r->runs, r->nr_runs, sizeof(*r->runs), cmp_run);
+	r->groups = calloc(r->nr_runs ? r->nr_runs : 1, sizeof(*r->groups));
+	r->by_time = calloc(r->nr_runs ? r->nr_runs : 1, sizeof(*r->by_time));
+	if (!r->groups || !r->by_time) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (uint32_t i = 0; i < r->nr_runs; i++) {
+		struct start_group *g = &r->groups[r->nr_groups - 1];
+
+		if (!r->nr_groups || g->tgid != r->runs[i].tgid) {
+			g = &r->groups[r->nr_groups++];
+			*g = (struct start_group){ .tgid = r->runs[i].tgid, .first = i,
+						   .time_ns = r->runs[i].time_ns };
+		}
+		g->n++;
+	}
+	for (uint32_t i = 0; i < r->nr_groups; i++)
+		r->by_time[i] = i;
+	sort_groups = r->groups;
+	qsort(r->by_time, r->nr_groups, sizeof(*r->by_time), cmp_group_time);
+out:
+	free(c);
+	return err;
+}
+
+/* The node a page of the start goes to: its run's tier if there is room, else the other's. */
+static int start_node(struct replay_run *r, int role)
+{
+	struct model *md = &r->md;
+	uint64_t low = (uint64_t)(md->cap[NODE_FAST] * r->in->o->low_pct / 100);
+	int want = role == CXLT_NODE_FAST ? NODE_FAST : role == CXLT_NODE_SLOW ? NODE_SLOW :
+		   md->used[NODE_FAST] + low < md->cap[NODE_FAST] ? NODE_FAST : NODE_SLOW;
+
+	if (md->used[want] < md->cap[want] || role < 0)
+		return want;
+	r->spilled++;
+	return md->used[!want] < md->cap[!want] ? !want : want;
+}
+
+/* Puts a process's resident pages in the model where its runs say; pages it has keep theirs. */
+static int apply_group(struct replay_run *r, struct start_group *g, uint32_t ti)
+{
+	struct model *md = &r->md;
+	struct target *t = &md->tr.targets[ti];
+	int err;
+
+	g->applied = true;
+	for (uint32_t i = g->first; i < g->first + g->n; i++) {
+		const struct cxlt_sample *x = &r->runs[i];
+		int role = trace__run_role(r->in->trace, x);
+
+		for (uint32_t k = 0; k < x->weight; k++) {
+			bool created;
+			int idx = page_table__get(&t->pt, (x->vpage + k) << CXLT_PAGE_SHIFT, &created);
+			int node;
+
+			if (idx < 0)
+				return idx;
+			if (!created)
+				continue;
+			node = start_node(r, role);
+			t->pt.pages[idx].node = (int8_t)node;
+			md->used[node]++;
+		}
+	}
+	if ((err = model_pages_grow(md, ti, t->pt.nr)))
+		return err;
+	t->nodes_known = t->pt.nr;
+	return 0;
+}
+
+static struct start_group *find_group(struct replay_run *r, uint32_t tgid)
+{
+	uint32_t lo = 0, hi = r->nr_groups;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (r->groups[mid].tgid < tgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < r->nr_groups && r->groups[lo].tgid == tgid ? &r->groups[lo] : NULL;
+}
+
+/*
+ * tgid's target, made on its first sample or resident run; a new one
+ * begins with its resident pages (--start trace).  The index or -errno.
+ */
+static int replay_target(struct replay_run *r, uint32_t tgid)
+{
+	uint32_t before = r->md.tr.nr_targets;
+	int ti = model_target(&r->md, tgid), err;
+	struct start_group *g;
+
+	if (ti < 0 || r->md.tr.nr_targets == before || !r->nr_groups)
+		return ti;
+	g = find_group(r, tgid);
+	if (g && !g->applied && (err = apply_group(r, g, (uint32_t)ti)))
+		return err;
+	return ti;
+}
+
+/* The processes whose resident runs lie before end: in the model before the epoch's samples. */
+static int start_due(struct replay_run *r, uint64_t end)
+{
+	while (r->next_group < r->nr_groups) {
+		struct start_group *g = &r->groups[r->by_time[r->next_group]];
+		int ti, err;
+
+		if (g->time_ns >= end)
+			break;
+		r->next_group++;
+		if (g->applied)
+			continue;
+		if ((ti = replay_target(r, g->tgid)) < 0)
+			return ti;
+		if (!g->applied && (err = apply_group(r, g, (uint32_t)ti)))
+			return err;
+	}
+	return 0;
+}
 
 /* One page's accesses this epoch, for the oracle; 0 or -ENOMEM. */
 static int oracle_count(struct replay_run *r, uint64_t a)
@@ -138,10 +347,14 @@ static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 	struct trace_cursor *c = r->c;
 	const struct cxlt_sample *x;
 
+	int err;
+
 	sampler_run__epoch(&r->smp, start);
+	if ((err = start_due(r, end)))
+		return err;
 	while ((x = trace_cursor__peek(c)) && x->time_ns < end) {
 		uint32_t w = x->weight ? x->weight : 1;
-		int ti = model_target(md, x->tgid), idx, err;
+		int ti = replay_target(r, x->tgid), idx;
 		struct model_page *mp;
 		struct target *t;
 		bool created;
@@ -245,6 +458,33 @@ static bool replay_may_move(void *ctx)
 	return ((struct replay_run *)ctx)->in->policy != NULL;
 }
 
+/* --epochs-csv: run,epoch,end_s,promoted,demoted,fast_pages,slow_pages,watch_fast,watch_slow */
+static void epochs_line(struct replay_run *r)
+{
+	const struct model *md = &r->md;
+	const struct model_opts *o = r->in->o;
+	uint64_t wf = 0, ws = 0;
+
+	for (uint32_t ti = 0; o->watch_hi && ti < md->tr.nr_targets; ti++) {
+		const struct page_table *pt = &md->tr.targets[ti].pt;
+
+		for (uint32_t i = 0; i < pt->nr; i++) {
+			uint64_t vp = pt->pages[i].addr >> CXLT_PAGE_SHIFT;
+
+			if (vp < o->watch_lo || vp >= o->watch_hi)
+				continue;
+			wf += pt->pages[i].node == NODE_FAST;
+			ws += pt->pages[i].node == NODE_SLOW;
+		}
+	}
+	fprintf(r->epochs, "%s,%llu,%.3f,%llu,%llu,%llu,%llu,%llu,%llu\n", r->res->name,
+		(unsigned long long)md->e, (md->e + 1) * o->epoch_ms / 1000.0,
+		(unsigned long long)(r->in->policy ? md->m.epoch.promoted : 0),
+		(unsigned long long)(r->in->policy ? md->m.epoch.demoted : 0),
+		(unsigned long long)md->used[NODE_FAST], (unsigned long long)md->used[NODE_SLOW],
+		(unsigned long long)wf, (unsigned long long)ws);
+}
+
 static void replay_publish(void *ctx)
 {
 	struct replay_run *r = ctx;
@@ -260,6 +500,8 @@ static void replay_publish(void *ctx)
 		res->demoted += r->md.m.epoch.demoted;
 	}
 	res->epochs++;
+	if (r->epochs)
+		epochs_line(r);
 	if (r->in->o->progress && (r->md.e % 8 == 0 || r->md.e + 1 == n))
 		fprintf(stderr, "\r%-12s [%-40.*s] %3.0f%%", res->name, (int)(40 * (r->md.e + 1) / n),
 			"########################################", 100.0 * (r->md.e + 1) / n);
@@ -296,6 +538,13 @@ int run_policy(const struct run_in *in, struct result *res)
 	trace_cursor__init(r->c, trace);
 	md->cap[NODE_FAST] = in->fast_cap;
 	md->cap[NODE_SLOW] = in->slow_cap;
+	if (o->start == START_TRACE && (err = load_start(r)))
+		goto out;
+	if (o->epochs_csv && !(r->epochs = fopen(o->epochs_csv, "a"))) {
+		fprintf(stderr, "cxltier-replay: cannot write %s: %s\n", o->epochs_csv, strerror(errno));
+		err = -errno;
+		goto out;
+	}
 	tracker__init(&md->tr, o->decay);
 	/* The two-tier model is per page: a record for every sampled page. */
 	md->tr.detail_all = true;
@@ -320,7 +569,15 @@ int run_policy(const struct run_in *in, struct result *res)
 		err = pipeline__epoch(&pipe);
 	if (o->progress && !err)
 		fprintf(stderr, "\r%*s\r", 70, "");
+	/* Once, from the run without a policy: every run starts alike. */
+	if (!err && r->spilled && !in->policy)
+		fprintf(stderr, "cxltier-replay: %s: %llu resident pages did not fit the tier the trace puts them on (--fast-pages, --slow-pages): placed on the other\n",
+			in->path, (unsigned long long)r->spilled);
 out:
+	if (r->epochs && fclose(r->epochs) && !err) {
+		fprintf(stderr, "cxltier-replay: cannot write %s: %s\n", o->epochs_csv, strerror(errno));
+		err = -EIO;
+	}
 	if (err && r->c && r->c->err)
 		fprintf(stderr, "cxltier-replay: %s: %s\n", in->path, r->c->msg);
 	else if (err == -ENOMEM)
@@ -339,6 +596,9 @@ out:
 	free(r->count_hist);
 	free(r->big);
 	sampler_run__free(&r->smp);
+	free(r->runs);
+	free(r->groups);
+	free(r->by_time);
 	free(r->c);
 	free(r);
 	return err;

@@ -128,7 +128,8 @@ static void recorder__targets(struct recorder *r, const struct tracker *tr)
 		r->told[r->nr_told++].start_time = t->start_time;
 		/* The samples before it first, so the file stays in time order. */
 		if ((r->n && trace_writer__add(&r->w, r->buf, r->n)) ||
-		    trace_writer__add_target(&r->w, (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, t))
+		    trace_writer__add_target(&r->w, (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, t,
+					     tr))
 			r->on = false;
 		r->n = 0;
 	}

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "trace.h"
 #include "tracker.h"
 #include "util.h"
@@ -192,8 +193,79 @@ static int cmp_region(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const struct target *t)
+/* The pages of [from, from + n) tracker pages on node record idx, in the trace's pages. */
+static int run_add_pages(struct trace_writer *w, uint64_t time_ns, uint32_t tgid, uint64_t from,
+			 uint32_t n, uint16_t idx)
 {
+	uint64_t to = from + ((uint64_t)n << CXLT_PAGE_SHIFT);
+
+	return run_add(w, time_ns, tgid, from / w->page_size,
+		       (uint32_t)((to + w->page_size - 1) / w->page_size - from / w->page_size), idx);
+}
+
+#define PM_PRESENT (1ULL << 63)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
+#define NODE_NOT_KNOWN (-100000)	/* resident, on a node not known */
+
+/*
+ * A region's pages asked one by one, exact where the counts are not: from
+ * pagemap's page frames where the tracker knows the frames' nodes (root),
+ * as its sweep does; else with move_pages (no nodes), which before Linux
+ * 6.5 misses the pages the NUMA scanner made PROT_NONE.  1 when done, 0
+ * when the query failed (the estimate then), or the write error.
+ */
+static int region_exact(struct trace_writer *w, const struct tracker *tr, int *pagemap,
+			uint64_t time_ns, const struct target *t, const struct region *r)
+{
+	void *addrs[REGION_PAGES];
+	int status[REGION_PAGES];
+	uint64_t ents[REGION_PAGES];
+	int err;
+
+	for (uint32_t k = 0; k < REGION_PAGES; k++)
+		addrs[k] = (void *)(uintptr_t)(r->base + ((uint64_t)k << CXLT_PAGE_SHIFT));
+	if (tr->pfn.nr_blocks && *pagemap == -1) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
+		*pagemap = open(path, O_RDONLY | O_CLOEXEC);
+		if (*pagemap < 0)
+			*pagemap = -2;
+	}
+	if (tr->pfn.nr_blocks && *pagemap >= 0) {
+		if (pread(*pagemap, ents, sizeof(ents), (off_t)(r->base >> CXLT_PAGE_SHIFT) * 8) !=
+		    (ssize_t)sizeof(ents))
+			return 0;
+		for (uint32_t k = 0; k < REGION_PAGES; k++) {
+			uint64_t pfn = ents[k] & PM_PFN_MASK;
+
+			status[k] = (ents[k] & PM_PRESENT) && pfn ? pfn_nodes__node(&tr->pfn, pfn) : -ENOENT;
+			if (status[k] < 0 && (ents[k] & PM_PRESENT))
+				status[k] = NODE_NOT_KNOWN;
+		}
+	} else if (!tr->pf ||
+		   tr->pf->move_pages(tr->pf->ctx, t->pid, REGION_PAGES, addrs, NULL, status, 0) < 0) {
+		return 0;
+	}
+	for (uint32_t k = 0; k < REGION_PAGES; k++) {
+		if (status[k] < 0 && status[k] != NODE_NOT_KNOWN)
+			continue;	/* not resident (-ENOENT), or not to be moved */
+		if ((err = run_add_pages(w, time_ns, (uint32_t)t->pid, (uintptr_t)addrs[k], 1,
+					 status[k] < 0 ? TRACE_RESIDENT_UNKNOWN :
+							 node_index(w, status[k]))))
+			return err;
+	}
+	return 1;
+}
+
+/* Regions whose pages are asked one by one, at most, per target (about 0.1 ms each). */
+#define EXACT_REGIONS 1024
+
+int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const struct target *t,
+			     const struct tracker *tr)
+{
+	uint32_t exact = 0;
+	int pagemap = -1;
 	uint32_t *order = malloc((t->rt.nr ? t->rt.nr : 1) * sizeof(*order));
 	int err = 0;
 
@@ -219,6 +291,14 @@ int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const str
 			chunks++;
 		if (!chunks)
 			continue;
+		/* Split between nodes, or partly resident chunks: ask, while the allowance lasts. */
+		if (tr && (r->on_node[1] || resident < chunks * CHUNK_PAGES) && exact < EXACT_REGIONS) {
+			exact++;
+			if ((err = region_exact(w, tr, &pagemap, time_ns, t, r)) != 0) {
+				err = err < 0 ? err : 0;
+				continue;
+			}
+		}
 		/* Pages of node_id[0], then of node_id[1], then of no known node. */
 		left[0] = r->on_node[0] < resident ? r->on_node[0] : resident;
 		left[1] = r->on_node[1] < resident - left[0] ? r->on_node[1] : resident - left[0];
@@ -235,18 +315,14 @@ int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const str
 			if (in_chunk > CHUNK_PAGES)
 				in_chunk = CHUNK_PAGES;
 			while (in_chunk && !err) {
-				uint64_t from, to;
 				uint32_t take;
 
 				while (n < 2 && !left[n])
 					n++;
 				take = left[n] < in_chunk ? left[n] : in_chunk;
-				/* In the trace's pages (the tracker's are 4 KiB). */
-				from = r->base + ((uint64_t)(c * CHUNK_PAGES + off) << CXLT_PAGE_SHIFT);
-				to = from + ((uint64_t)take << CXLT_PAGE_SHIFT);
-				err = run_add(w, time_ns, (uint32_t)t->pid, from / w->page_size,
-					      (uint32_t)((to + w->page_size - 1) / w->page_size -
-							 from / w->page_size), idx[n]);
+				err = run_add_pages(w, time_ns, (uint32_t)t->pid,
+						    r->base + ((uint64_t)(c * CHUNK_PAGES + off) << CXLT_PAGE_SHIFT),
+						    take, idx[n]);
 				left[n] -= take;
 				in_chunk -= take;
 				off += take;
@@ -255,6 +331,8 @@ int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const str
 	}
 	if (!err)
 		err = run_flush(w);
+	if (pagemap >= 0)
+		close(pagemap);
 out:
 	free(order);
 	return err ? err : w->err;

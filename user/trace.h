@@ -107,10 +107,15 @@ int trace_writer__add(struct trace_writer *w, const struct cxlt_sample *s, uint3
  * (TRACE_RESIDENT records) stamped time_ns: per 2 MiB region, its resident
  * count spread over its resident 32 KiB chunks from each chunk's start, the
  * pages of its first node first (the tracker keeps counts per region, not
- * each page's node).  Runs of one node continue across regions.  0, or
- * the write error, or -ENOMEM.
+ * each page's node).  A region split between nodes or with partly resident
+ * chunks is asked page by page (pagemap's page frames and tr's pfn_nodes,
+ * else tr's move_pages with no nodes), for up to 1024 regions a target; tr
+ * NULL: never.  Runs of one node continue across regions.  0, or the write
+ * error, or -ENOMEM.
  */
-int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const struct target *t);
+struct tracker;
+int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const struct target *t,
+			     const struct tracker *tr);
 /* Flushes and closes; returns the first error seen (samples then says how many the file kept). */
 int trace_writer__close(struct trace_writer *w);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "platform.h"
 #include "trace.h"
 #include "tracker.h"
 #include "util.h"
@@ -311,7 +312,7 @@ static void a_target_is_written_as_runs(void **state)
 	for (size_t i = 0; i < ARRAY_SIZE(f); i++)
 		assert_non_null(tracker__region_found(&tr, &tr.targets[0], &f[i]));
 	assert_int_equal(trace_writer__open(&w, path, 4096, nodes, 2), 0);
-	assert_int_equal(trace_writer__add_target(&w, 77, &tr.targets[0]), 0);
+	assert_int_equal(trace_writer__add_target(&w, 77, &tr.targets[0], NULL), 0);
 	assert_int_equal(trace_writer__close(&w), 0);
 	/* 1024 pages of one node in a row: one run, however many regions. */
 	assert_int_equal(w.runs, 5);
@@ -341,6 +342,57 @@ static void a_target_is_written_as_runs(void **state)
 	trace__close(&t);
 }
 
+/* A machine where page k of a region is on node k % 2 for k < 3, not resident beyond. */
+static long fake_query(void *ctx, int pid, unsigned long count, void **pages, const int *nodes,
+		       int *status, int flags)
+{
+	(void)ctx, (void)pid, (void)nodes, (void)flags;
+	for (unsigned long i = 0; i < count; i++) {
+		uint64_t k = ((uintptr_t)pages[i] >> CXLT_PAGE_SHIFT) % REGION_PAGES;
+
+		status[i] = k < 3 ? (int)(k % 2) : -ENOENT;
+	}
+	return 0;
+}
+
+/* A region split between nodes is asked page by page: exact runs, not the estimate. */
+static void a_mixed_region_is_asked(void **state)
+{
+	struct trace_node nodes[2] = {
+		{ .id = 0, .role = CXLT_NODE_FAST }, { .id = 1, .role = CXLT_NODE_SLOW },
+	};
+	struct platform pf = { .move_pages = fake_query };
+	struct region_found f = { .base = 0xc00000, .resident_bits = 0x1, .resident = 3,
+				  .node_id = { 0, 1 }, .on_node = { 2, 1 } };
+	static const uint16_t source[] = { TRACE_RESIDENT + 0, TRACE_RESIDENT + 1, TRACE_RESIDENT + 0 };
+	const struct cxlt_sample *x;
+	struct trace_writer w;
+	struct tracker tr;
+	struct trace t;
+	char msg[128];
+	uint32_t n = 0;
+
+	(void)state;
+	assert_int_equal(tracker__init(&tr, 0.5), 0);
+	assert_int_equal(tracker__add_target(&tr, 4242, 1, "app", ORIGIN_PID), 0);
+	assert_non_null(tracker__region_found(&tr, &tr.targets[0], &f));
+	tr.pf = &pf;
+	assert_int_equal(trace_writer__open(&w, path, 4096, nodes, 2), 0);
+	assert_int_equal(trace_writer__add_target(&w, 5, &tr.targets[0], &tr), 0);
+	assert_int_equal(trace_writer__close(&w), 0);
+	tracker__free(&tr);
+	assert_int_equal(trace__open(&t, path, msg, sizeof(msg)), 0);
+	trace_cursor__init_all(&c, &t);
+	for (; (x = trace_cursor__next(&c)); n++) {
+		assert_true(n < 3);
+		assert_int_equal(x->vpage, 0xc00 + n);
+		assert_int_equal(x->weight, 1);
+		assert_int_equal(x->source, source[n]);
+	}
+	assert_int_equal(n, 3);
+	trace__close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -350,6 +402,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(missing_and_empty_files_are_refused, setup, teardown),
 		cmocka_unit_test(events_are_skipped_and_runs_read),
 		cmocka_unit_test_setup_teardown(a_target_is_written_as_runs, setup, teardown),
+		cmocka_unit_test_setup_teardown(a_mixed_region_is_asked, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

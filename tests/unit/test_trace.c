@@ -274,6 +274,32 @@ static void events_are_skipped_and_runs_read(void **state)
 }
 
 /*
+ * Process 4242 with the regions f as its sweep found them, written as runs
+ * at time_ns (pf: where a region is asked page by page; NULL: never); the
+ * number of runs written.
+ */
+static uint64_t write_target(const struct region_found *f, size_t n, const struct platform *pf,
+			     uint64_t time_ns)
+{
+	struct trace_node nodes[2] = {
+		{ .id = 0, .role = CXLT_NODE_FAST }, { .id = 1, .role = CXLT_NODE_SLOW },
+	};
+	struct trace_writer w;
+	struct tracker tr;
+
+	assert_int_equal(tracker__init(&tr, 0.5), 0);
+	assert_int_equal(tracker__add_target(&tr, 4242, 1, "app", ORIGIN_PID), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_non_null(tracker__region_found(&tr, &tr.targets[0], &f[i]));
+	tr.pf = pf;
+	assert_int_equal(trace_writer__open(&w, path, 4096, nodes, 2), 0);
+	assert_int_equal(trace_writer__add_target(&w, time_ns, &tr.targets[0], pf ? &tr : NULL), 0);
+	assert_int_equal(trace_writer__close(&w), 0);
+	tracker__free(&tr);
+	return w.runs;
+}
+
+/*
  * The recorder's runs from the tracker's regions: a region's pages of its
  * main node, then of its other node, over its resident chunks; a run of
  * one node goes on into the next region; a partly resident region's pages
@@ -281,9 +307,6 @@ static void events_are_skipped_and_runs_read(void **state)
  */
 static void a_target_is_written_as_runs(void **state)
 {
-	struct trace_node nodes[2] = {
-		{ .id = 0, .role = CXLT_NODE_FAST }, { .id = 1, .role = CXLT_NODE_SLOW },
-	};
 	static const struct { uint64_t vpage; uint16_t pages, source; } want[] = {
 		{ 0x200, 412, TRACE_RESIDENT + 1 }, { 0x39c, 100, TRACE_RESIDENT + 0 },
 		{ 0x400, 512, TRACE_RESIDENT + 1 }, { 0x600, 512, TRACE_RESIDENT + 1 },
@@ -300,23 +323,13 @@ static void a_target_is_written_as_runs(void **state)
 		  .on_node = { 10, 0 } },
 	};
 	const struct cxlt_sample *x;
-	struct trace_writer w;
-	struct tracker tr;
 	struct trace t;
 	char msg[128];
 	uint32_t n = 0;
 
 	(void)state;
-	assert_int_equal(tracker__init(&tr, 0.5), 0);
-	assert_int_equal(tracker__add_target(&tr, 4242, 1, "app", ORIGIN_PID), 0);
-	for (size_t i = 0; i < ARRAY_SIZE(f); i++)
-		assert_non_null(tracker__region_found(&tr, &tr.targets[0], &f[i]));
-	assert_int_equal(trace_writer__open(&w, path, 4096, nodes, 2), 0);
-	assert_int_equal(trace_writer__add_target(&w, 77, &tr.targets[0], NULL), 0);
-	assert_int_equal(trace_writer__close(&w), 0);
 	/* 1024 pages of one node in a row: one run, however many regions. */
-	assert_int_equal(w.runs, 5);
-	tracker__free(&tr);
+	assert_int_equal(write_target(f, ARRAY_SIZE(f), NULL, 77), 5);
 
 	assert_int_equal(trace__open(&t, path, msg, sizeof(msg)), 0);
 	assert_int_equal(t.hdr.version, TRACE_VERSION);
@@ -358,29 +371,17 @@ static long fake_query(void *ctx, int pid, unsigned long count, void **pages, co
 /* A region split between nodes is asked page by page: exact runs, not the estimate. */
 static void a_mixed_region_is_asked(void **state)
 {
-	struct trace_node nodes[2] = {
-		{ .id = 0, .role = CXLT_NODE_FAST }, { .id = 1, .role = CXLT_NODE_SLOW },
-	};
 	struct platform pf = { .move_pages = fake_query };
 	struct region_found f = { .base = 0xc00000, .resident_bits = 0x1, .resident = 3,
 				  .node_id = { 0, 1 }, .on_node = { 2, 1 } };
 	static const uint16_t source[] = { TRACE_RESIDENT + 0, TRACE_RESIDENT + 1, TRACE_RESIDENT + 0 };
 	const struct cxlt_sample *x;
-	struct trace_writer w;
-	struct tracker tr;
 	struct trace t;
 	char msg[128];
 	uint32_t n = 0;
 
 	(void)state;
-	assert_int_equal(tracker__init(&tr, 0.5), 0);
-	assert_int_equal(tracker__add_target(&tr, 4242, 1, "app", ORIGIN_PID), 0);
-	assert_non_null(tracker__region_found(&tr, &tr.targets[0], &f));
-	tr.pf = &pf;
-	assert_int_equal(trace_writer__open(&w, path, 4096, nodes, 2), 0);
-	assert_int_equal(trace_writer__add_target(&w, 5, &tr.targets[0], &tr), 0);
-	assert_int_equal(trace_writer__close(&w), 0);
-	tracker__free(&tr);
+	assert_int_equal(write_target(&f, 1, &pf, 5), 3);
 	assert_int_equal(trace__open(&t, path, msg, sizeof(msg)), 0);
 	trace_cursor__init_all(&c, &t);
 	for (; (x = trace_cursor__next(&c)); n++) {

@@ -6,6 +6,7 @@
     t = cxltrace.read("zipf.trace")
     t.header["page_size"], t.nodes, t.samples["vpage"], t.samples["weight"]
     t.runs["vpage"], t.runs["pages"], t.runs["node"]    # version 2: resident runs
+    t.marks["time_ns"], t.marks["epoch"]                 # and the live epochs' marks
 
 The samples are a read-only memory map of the file: a trace of any size
 opens at once (a version-2 trace with events: the samples are copied out of
@@ -24,6 +25,7 @@ VERSION_MIN = 1
 EVENT = 0x8000       # version 2: a record whose source has this bit is an event
 RESIDENT = 0x8100    # source RESIDENT + n: a run of resident pages on node record n
 RESIDENT_UNKNOWN = 0xFF
+EPOCH = 0x8001       # an epoch mark: the live agent's epoch vpage took its samples at time_ns
 
 HEADER = np.dtype([
     ("magic", "S8"), ("version", "<u4"), ("header_size", "<u4"),
@@ -50,11 +52,31 @@ SOURCES = {1: "fault", 2: "hint", 3: "pmu"}
 ROLES = {0: "fast", 1: "slow"}
 MAX_NODES = 64
 
-Trace = namedtuple("Trace", "header nodes samples runs")
+MARK = np.dtype([("time_ns", "<u8"), ("epoch", "<u8")])
+
+Trace = namedtuple("Trace", "header nodes samples runs marks")
 
 
 class TraceError(ValueError):
     """The file is not a trace this reader can read; the message says why."""
+
+
+def _runs(ev, nodes):
+    """The resident runs among the events ev, with their nodes' roles."""
+    nn = len(nodes)
+    ev = ev[(ev["source"] & 0xFF00) == RESIDENT]
+    runs = np.zeros(len(ev), RUN)
+    n = (ev["source"] & 0xFF).astype(np.int64)
+    known = n < nn
+    runs["time_ns"], runs["tgid"] = ev["time_ns"], ev["tgid"]
+    runs["node"] = np.where(known, n, -1)
+    if nn:
+        roles = nodes["role"].astype(np.int64)[np.minimum(n, nn - 1)]
+        runs["role"] = np.where(known, roles, -1)
+    else:
+        runs["role"] = -1
+    runs["pages"], runs["vpage"] = ev["weight"], ev["vpage"]
+    return runs
 
 
 def read(path):
@@ -91,23 +113,17 @@ def read(path):
         samples = np.memmap(path, SAMPLE, mode="r", offset=off, shape=(count,))
     else:
         samples = np.zeros(0, SAMPLE)
-    runs = np.zeros(0, RUN)
+    runs, marks = np.zeros(0, RUN), np.zeros(0, MARK)
     if header["version"] >= 2 and count:
         event = (samples["source"] & EVENT) != 0
         if event.any():
+            runs = _runs(samples[event], nodes)
             ev = samples[event]
-            ev = ev[(ev["source"] & 0xFF00) == RESIDENT]
-            runs = np.zeros(len(ev), RUN)
-            n = (ev["source"] & 0xFF).astype(np.int64)
-            known = n < nn
-            roles = nodes["role"].astype(np.int64) if nn else np.zeros(0, np.int64)
-            runs["time_ns"], runs["tgid"] = ev["time_ns"], ev["tgid"]
-            runs["node"] = np.where(known, n, -1)
-            runs["role"] = np.where(known, roles[np.minimum(n, max(nn - 1, 0))]
-                                    if nn else -1, -1)
-            runs["pages"], runs["vpage"] = ev["weight"], ev["vpage"]
+            ev = ev[ev["source"] == EPOCH]
+            marks = np.zeros(len(ev), MARK)
+            marks["time_ns"], marks["epoch"] = ev["time_ns"], ev["vpage"]
             samples = samples[~event]
-    return Trace(header, nodes, samples, runs)
+    return Trace(header, nodes, samples, runs, marks)
 
 
 def to_csv(trace, out):
@@ -135,6 +151,8 @@ def summary(trace, out):
                             for k, name in ((0, "fast"), (1, "slow"), (-1, "unknown")))
         out.write(f"{len(r)} resident runs of {len(np.unique(r['tgid']))} processes: "
                   f"{int(pages.sum())} pages ({by_role})\n")
+    if len(trace.marks):
+        out.write(f"{len(trace.marks)} epoch marks\n")
     for n in trace.nodes:
         out.write(f"node {n['id']}: {ROLES.get(int(n['role']), '?')}, tier "
                   f"{n['tier']}, {n['capacity_pages']} pages\n")

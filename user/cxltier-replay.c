@@ -114,6 +114,10 @@ static const char usage_text[] =
 "                           from its first sample (trace, the default when a\n"
 "                           recording has runs); or each page on its first touch,\n"
 "                           fast while the fast tier has room (first-touch)\n"
+"      --epoch-bounds live|fixed  where epochs end: where the recorded agent's\n"
+"                           did, each with the samples that agent epoch took\n"
+"                           (live, the default when a recording has epoch\n"
+"                           marks); or every --epoch-ms from the first sample\n"
 "Output:\n"
 "  -j, --json               JSON instead of the table\n"
 "      --timing             add the policies' decision time per epoch (not\n"
@@ -247,8 +251,14 @@ enum {
 	OPT_LOW, OPT_HIGH, OPT_DECAY, OPT_PINGPONG, OPT_POLICY_DIR, OPT_TIMING, OPT_PLOT,
 	OPT_SYNTH, OPT_PAGES, OPT_EPOCHS, OPT_SAMPLES, OPT_SEED, OPT_ALPHA, OPT_HOT,
 	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV, OPT_DECIDE_LIMIT, OPT_PINGPONG_EPOCHS, OPT_POLICY_HELP,
-	OPT_HINT_PERIOD, OPT_START, OPT_EPOCHS_CSV, OPT_WATCH,
+	OPT_HINT_PERIOD, OPT_START, OPT_EPOCHS_CSV, OPT_WATCH, OPT_EPOCH_BOUNDS,
 };
+
+/* One of two words: its value, or 0 (the enums' AUTO) for neither. */
+static int pick(const char *arg, const char *a, int va, const char *b, int vb)
+{
+	return !strcmp(arg, a) ? va : !strcmp(arg, b) ? vb : 0;
+}
 
 /* --watch START-END: virtual addresses (hex with 0x, or decimal), as 4 KiB pages [lo, hi). */
 static int parse_watch(struct model_opts *o, const char *arg)
@@ -306,6 +316,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 		{ "sampler", required_argument, NULL, 's' },
 		{ "hint-period-ms", required_argument, NULL, OPT_HINT_PERIOD },
 		{ "start", required_argument, NULL, OPT_START },
+		{ "epoch-bounds", required_argument, NULL, OPT_EPOCH_BOUNDS },
 		{ "epochs-csv", required_argument, NULL, OPT_EPOCHS_CSV },
 		{ "watch", required_argument, NULL, OPT_WATCH },
 		{ "output", required_argument, NULL, 'O' },
@@ -368,12 +379,12 @@ static int parse_args(struct args *a, int argc, char **argv)
 			break;
 		}
 		case OPT_START:
-			if (!strcmp(optarg, "trace"))
-				o->start = START_TRACE;
-			else if (!strcmp(optarg, "first-touch"))
-				o->start = START_FIRST_TOUCH;
-			else
+			if (!(o->start = pick(optarg, "trace", START_TRACE, "first-touch", START_FIRST_TOUCH)))
 				return usage_error("--start '%s': expected trace or first-touch", optarg);
+			break;
+		case OPT_EPOCH_BOUNDS:
+			if (!(o->bounds = pick(optarg, "live", BOUNDS_LIVE, "fixed", BOUNDS_FIXED)))
+				return usage_error("--epoch-bounds '%s': expected live or fixed", optarg);
 			break;
 		case OPT_EPOCHS_CSV: o->epochs_csv = optarg; break;
 		case OPT_WATCH:
@@ -445,6 +456,18 @@ static uint64_t count_epochs(const char *path, const struct trace_scan *sc, uint
 		fprintf(stderr, "use --epoch-ms %llu or more\n", (unsigned long long)fit_ms);
 	else
 		fprintf(stderr, "its time stamps are not a recording's\n");
+	return 0;
+}
+
+/* Epochs cut at the recorded agent's marks: one before each, and one after the last for samples there. */
+static uint64_t live_epochs(const char *path, const struct trace_scan *sc)
+{
+	uint64_t nr = sc->nr_marks + (sc->t_last >= sc->marks[sc->nr_marks - 1]);
+
+	if (nr <= REPLAY_MAX_EPOCHS)
+		return nr;
+	fprintf(stderr, "cxltier-replay: %s: %llu epoch marks; at most %u epochs are replayed: use --epoch-bounds fixed\n",
+		path, (unsigned long long)sc->nr_marks, REPLAY_MAX_EPOCHS);
 	return 0;
 }
 
@@ -618,6 +641,24 @@ fail:
 }
 
 /*
+ * An option whose value needs something of the trace (has): asked for
+ * without it, an error naming what is missing; not given (0), want if the
+ * trace has it, else other.  0, or 1 with a message.
+ */
+static int resolve(const char *path, int *v, int want, int other, bool has, const char *opt,
+		   const char *what, const char *alt)
+{
+	if (*v == want && !has) {
+		fprintf(stderr, "cxltier-replay: %s: %s: the trace holds no %s (cxltierd --record writes them from trace version 2); try %s\n",
+			path, opt, what, alt);
+		return 1;
+	}
+	if (!*v)
+		*v = has ? want : other;
+	return 0;
+}
+
+/*
  * What every run of a trace shares: its scan, the tiers' capacities, the
  * number of epochs, the samplers' defaults that depend on the trace.  0, or
  * 1 with a message.
@@ -632,13 +673,12 @@ static int setup_runs(struct args *a, const char *path, const struct trace *t, s
 		fprintf(stderr, "cxltier-replay: %s: %s\n", path, msg);
 		return 1;
 	}
-	if (o->start == START_TRACE && !sc->runs) {
-		fprintf(stderr, "cxltier-replay: %s: --start trace: the trace holds no resident runs (cxltierd --record writes them from trace version 2); try --start first-touch\n",
-			path);
+	/* What a recording of cxltierd has, by default when the trace has it. */
+	if (resolve(path, &o->start, START_TRACE, START_FIRST_TOUCH, sc->runs > 0, "--start trace",
+		    "resident runs", "--start first-touch") ||
+	    resolve(path, &o->bounds, BOUNDS_LIVE, BOUNDS_FIXED, sc->nr_marks > 0,
+		    "--epoch-bounds live", "epoch marks", "--epoch-bounds fixed"))
 		return 1;
-	}
-	if (o->start == START_AUTO)
-		o->start = sc->runs ? START_TRACE : START_FIRST_TOUCH;
 	if (o->epochs_csv) {
 		FILE *f = fopen(o->epochs_csv, "w");
 
@@ -651,7 +691,8 @@ static int setup_runs(struct args *a, const char *path, const struct trace *t, s
 	*in = (struct run_in){ .path = path, .trace = t, .scan = sc, .o = o,
 			       .fast_cap = o->fast_pages ? o->fast_pages : (uint64_t)ceil(sc->pages * o->fast_ratio),
 			       .slow_cap = o->slow_pages ? o->slow_pages : sc->pages,
-			       .nr_epochs = count_epochs(path, sc, o->epoch_ms) };
+			       .nr_epochs = o->bounds == BOUNDS_LIVE ? live_epochs(path, sc) :
+					    count_epochs(path, sc, o->epoch_ms) };
 	for (int i = 0; i < a->nsamplers; i++)
 		sampler_resolve(&a->samplers[i], sc);
 	return in->nr_epochs ? 0 : 1;
@@ -672,16 +713,20 @@ static int sampled_csv(struct args *a, const char *path, const struct trace *t)
 		fprintf(stderr, "cxltier-replay: %s: the trace holds no samples\n", path);
 		return 1;
 	}
-	if (setup_runs(a, path, t, &sc, &in))
+	if (setup_runs(a, path, t, &sc, &in)) {
+		trace_scan__free(&sc);
 		return 1;
+	}
 	if (!(f = a->out ? fopen(a->out, "w") : stdout)) {
 		fprintf(stderr, "cxltier-replay: cannot create %s: %s\n", a->out, strerror(errno));
+		trace_scan__free(&sc);
 		return 1;
 	}
 	in.sampler = &a->samplers[0];
 	in.csv = f;
 	csv_header(f);
 	rc = run_policy(&in, &res) ? 1 : 0;
+	trace_scan__free(&sc);
 	errno = 0;
 	return close_output(f, a->out ? a->out : "standard output") || rc;
 }
@@ -692,7 +737,7 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 	struct model_opts *o = &a->o;
 	struct result *res = NULL;
 	struct row *rows;
-	struct trace_scan sc;
+	struct trace_scan sc = { 0 };
 	uint64_t *heat = NULL;
 	double *ratios = NULL;
 	size_t ratios_size = 0;
@@ -790,6 +835,7 @@ out:
 		munmap(res, nres * sizeof(*res));
 	free_rows(rows, nrows);
 	free(heat);
+	trace_scan__free(&sc);
 	return rc;
 }
 

@@ -135,6 +135,24 @@ static void recorder__targets(struct recorder *r, const struct tracker *tr)
 	}
 }
 
+/*
+ * The epoch has taken its samples: the ring's samples so far, then a mark,
+ * so a replay can cut its epochs where this agent did.
+ */
+static void recorder__epoch(struct recorder *r, struct sampler *s, uint64_t epoch)
+{
+	struct timespec ts;
+
+	if (!r->on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	sampler__ring_consume(s);
+	if ((r->n && trace_writer__add(&r->w, r->buf, r->n)) ||
+	    trace_writer__add_mark(&r->w, (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, epoch))
+		r->on = false;
+	r->n = 0;
+}
+
 /* Returns the first write error: a trace cut short by a full disk fails the run. */
 static int recorder__close(struct recorder *r, struct sampler *s)
 {
@@ -152,7 +170,7 @@ static int recorder__close(struct recorder *r, struct sampler *s)
 	err = trace_writer__close(&r->w);
 	if (!err)
 		pr_info("recorded %llu samples to %s; %llu dropped because the ring buffer was full%s; the resident memory of %u targets in %llu runs",
-			(unsigned long long)(r->w.samples - r->w.runs), r->w.path,
+			(unsigned long long)(r->w.samples - r->w.runs - r->w.marks), r->w.path,
 			(unsigned long long)stats[CXLT_STAT_RING_DROPPED],
 			stats[CXLT_STAT_RING_DROPPED] ? " (shorter epochs drain it more often)" : "",
 			r->nr_told, (unsigned long long)r->w.runs);
@@ -289,6 +307,7 @@ static int live_ingest(void *ctx)
 		ksettings__meter(&a->kset, a->epoch_t0, a->tr.epoch, seen);
 	}
 	a->drained = sampler__drain(&a->s, &a->tr);
+	recorder__epoch(&a->rec, &a->s, a->tr.epoch + 1);
 	if (a->drained < 0)
 		pr_warn("draining the heat map failed: %s", strerror(-a->drained));
 	if (a->use_damon) {

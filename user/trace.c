@@ -338,6 +338,14 @@ out:
 	return err ? err : w->err;
 }
 
+int trace_writer__add_mark(struct trace_writer *w, uint64_t time_ns, uint64_t epoch)
+{
+	struct cxlt_sample m = { .time_ns = time_ns, .source = TRACE_EPOCH, .vpage = epoch };
+
+	w->marks++;
+	return trace_writer__add(w, &m, 1);
+}
+
 int trace_writer__close(struct trace_writer *w)
 {
 	int had = w->err;

@@ -47,8 +47,13 @@
 #define TRACE_RESIDENT 0x8100
 #define TRACE_RESIDENT_UNKNOWN 0xff
 #define TRACE_RUN_MAX 65535u
+/*
+ * An epoch mark: the live agent's epoch vpage took its samples at time_ns;
+ * the samples before it in time were that epoch's (or earlier ones').
+ */
+#define TRACE_EPOCH 0x8001
 
-enum trace_kind { TRACE_SAMPLE, TRACE_RUN, TRACE_OTHER };
+enum trace_kind { TRACE_SAMPLE, TRACE_RUN, TRACE_MARK, TRACE_OTHER };
 
 struct target;
 
@@ -86,6 +91,7 @@ struct trace_writer {
 	uint64_t header_bytes;	/* header and nodes */
 	uint64_t samples;	/* records in the file */
 	uint64_t runs;		/* resident runs handed to it */
+	uint64_t marks;		/* epoch marks handed to it */
 	int err;		/* first write error, -errno */
 	int32_t node_ids[TRACE_MAX_NODES];	/* the node records' ids, for runs */
 	uint32_t nr_nodes;
@@ -116,6 +122,8 @@ int trace_writer__add(struct trace_writer *w, const struct cxlt_sample *s, uint3
 struct tracker;
 int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const struct target *t,
 			     const struct tracker *tr);
+/* An epoch mark (TRACE_EPOCH): epoch took its samples at time_ns. */
+int trace_writer__add_mark(struct trace_writer *w, uint64_t time_ns, uint64_t epoch);
 /* Flushes and closes; returns the first error seen (samples then says how many the file kept). */
 int trace_writer__close(struct trace_writer *w);
 
@@ -149,7 +157,8 @@ static inline enum trace_kind trace__kind(const struct trace *t, const struct cx
 {
 	if (t->hdr.version < 2 || !(s->source & TRACE_EVENT))
 		return TRACE_SAMPLE;
-	return (s->source & 0xff00) == TRACE_RESIDENT ? TRACE_RUN : TRACE_OTHER;
+	return (s->source & 0xff00) == TRACE_RESIDENT ? TRACE_RUN :
+	       s->source == TRACE_EPOCH ? TRACE_MARK : TRACE_OTHER;
 }
 
 /* A resident run's node: its role (CXLT_NODE_FAST or _SLOW), or -1 when unknown. */

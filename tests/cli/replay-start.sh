@@ -3,7 +3,8 @@
 # where the recording found them, pages never sampled included (they take
 # capacity and may be demoted); --start first-touch and a version-1 trace
 # place each page on its first sample, as before; --epochs-csv follows a
-# --watch range per epoch.
+# --watch range per epoch; epoch marks cut the epochs where the recorded
+# agent's ended (--epoch-bounds).
 set -euo pipefail
 BUILD=${BUILD:-build}
 R="$BUILD/cxltier-replay"
@@ -58,6 +59,21 @@ awk '$1 == "none" && $2 == "100.0%" { ok = 1 } END { exit !ok }' "$work/out" || 
 awk '$1 == "none" && $2 == "100.0%" { ok = 1 } END { exit !ok }' "$work/out1" || fail "version 1: $(cat "$work/out1")"
 out=$("$R" --start trace "$work/v1.trace" hotset 2>&1) && fail "--start trace took a trace without runs"
 grep -q 'holds no resident runs' <<< "$out" || fail "--start trace, version 1: $out"
+# Epoch marks (source 0x8001) at 0.5 s and 2.5 s: the epochs end there, and the
+# last takes the rest; --epoch-bounds fixed ignores them.
+cp "$work/v2.trace" "$work/m.trace"
+perl -e 'open(my $o, ">>", shift) or die; binmode $o;
+	print $o pack("Q< V v v Q<", 500000000, 0, 0x8001, 0, 1), pack("Q< V v v Q<", 2500000000, 0, 0x8001, 0, 2);' \
+	"$work/m.trace"
+"$R" --fast-pages 60 --epochs-csv "$work/m.csv" "$work/m.trace" hotset > "$work/out"
+grep -q '^trace: 60 samples, 150 distinct pages, 3 epochs' "$work/out" || fail "marks: $(cat "$work/out")"
+[ "$(grep '^none,' "$work/m.csv" | cut -d, -f3 | tr '\n' ' ')" = "0.500 2.500 5.000 " ] ||
+	fail "epochs not cut at the marks: $(cat "$work/m.csv")"
+"$R" --fast-pages 60 --epoch-bounds fixed "$work/m.trace" hotset > "$work/out"
+grep -q '^trace: 60 samples, 150 distinct pages, 6 epochs' "$work/out" || fail "fixed: $(cat "$work/out")"
+out=$("$R" --epoch-bounds live "$work/v2.trace" hotset 2>&1) && fail "--epoch-bounds live took a trace without marks"
+grep -q 'holds no epoch marks' <<< "$out" || fail "--epoch-bounds live, no marks: $out"
+
 out=$("$R" --start nowhere "$work/v2.trace" hotset 2>&1) && fail "--start nowhere accepted"
 grep -q "expected trace or first-touch" <<< "$out" || fail "--start nowhere: $out"
 out=$("$R" --watch 0x2000-0x1000 "$work/v2.trace" hotset 2>&1) && fail "--watch backwards accepted"

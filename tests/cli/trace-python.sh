@@ -50,14 +50,15 @@ assert t.samples["weight"].tolist() == [1, 0, 65535, 3, 2]
 assert t.samples["vpage"][2] == 0xfffffffffffff
 PY
 
-# Version 2: resident runs (source 0x8100 + node record) and an event of a
-# later kind among the samples; the CSVs are the samples alone, the runs come
+# Version 2: resident runs (source 0x8100 + node record), an epoch mark and
+# an event of a later kind among the samples; the CSVs are the samples alone, the runs come
 # with their node's role.
 perl -e 'open(my $o, ">", shift) or die; binmode $o;
 	print $o pack("a8 V6 Q< Q< Q<", "CXLTTRC", 2, 56, 4096, 2, 24, 0, 0, 0, 0);
 	print $o pack("l< l< l< V Q<", 0, 0, 4, 0, 1000), pack("l< l< l< V Q<", 1, 1, 22, 0, 9000);
 	my @s = ([10, 7, 2, 1, 0x10], [12, 7, 0x8101, 300, 0x10], [12, 7, 0x8100, 20, 0x200],
-		 [12, 7, 0x81ff, 4, 0x300], [13, 7, 0x9000, 1, 0], [20, 7, 2, 1, 0x11]);
+		 [12, 7, 0x81ff, 4, 0x300], [13, 7, 0x9000, 1, 0], [15, 0, 0x8001, 0, 1],
+		 [20, 7, 2, 1, 0x11]);
 	print $o pack("Q< V v v Q<", @$_) for @s;' "$work/v2.trace"
 "$R" --to-csv "$work/v2.trace" -O "$work/v2c.csv"
 "$PY" tools/cxltrace.py --to-csv "$work/v2.trace" > "$work/v2py.csv"
@@ -73,6 +74,7 @@ assert t.samples["vpage"].tolist() == [0x10, 0x11], t.samples
 assert t.runs["vpage"].tolist() == [0x10, 0x200, 0x300], t.runs
 assert t.runs["pages"].tolist() == [300, 20, 4]
 assert t.runs["node"].tolist() == [1, 0, -1] and t.runs["role"].tolist() == [1, 0, -1]
+assert t.marks["time_ns"].tolist() == [15] and t.marks["epoch"].tolist() == [1], t.marks
 PY
 out=$("$PY" tools/cxltrace.py "$work/v2.trace")
 grep -q "^3 resident runs of 1 processes: 324 pages (20 fast, 300 slow, 4 unknown)" <<< "$out" ||

@@ -39,6 +39,7 @@ struct model_opts {
 	bool timing, json, progress;
 	const char *plot_dir;
 	int start;			/* enum start_mode: where the pages begin */
+	int bounds;			/* enum epoch_bounds: where epochs end */
 	const char *epochs_csv;		/* a line per run and epoch, appended; NULL: none */
 	uint64_t watch_lo, watch_hi;	/* --watch: pages [lo, hi) (4 KiB pages) */
 };
@@ -49,6 +50,13 @@ struct model_opts {
  * touch in the model (the only way before trace version 2).
  */
 enum start_mode { START_AUTO, START_TRACE, START_FIRST_TOUCH };
+
+/*
+ * Where epochs end (--epoch-bounds): where the recorded agent's did (its
+ * epoch marks: the samples each of its epochs took), or every --epoch-ms
+ * from the first sample.
+ */
+enum epoch_bounds { BOUNDS_AUTO, BOUNDS_LIVE, BOUNDS_FIXED };
 
 /* One row of the table: a policy with its parameters (a sweep gives several). */
 #define ROW_MAX_KV 64
@@ -122,6 +130,9 @@ struct trace_scan {
 	uint32_t source_flags;		/* CXLT_SOURCE_REPEATS unless only page faults were recorded */
 	uint64_t accesses;		/* the weights' sum */
 	uint64_t runs, run_pages;	/* resident runs, and the pages they name (repeats counted) */
+	struct cxlt_sample *run;	/* the runs, by tgid then time (--start trace); NULL: none */
+	uint64_t *marks;		/* the live epochs' marks' times, in order; NULL: none */
+	uint64_t nr_marks;
 };
 
 /* A --sampler: how a live source would have seen the stream (sampler.c). */
@@ -200,6 +211,9 @@ int model_pages_grow(struct model *md, uint32_t ti, uint32_t n);
 /* with_runs: the resident runs' pages count among the distinct pages. */
 int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, char *msg,
 	       size_t msglen);
+void trace_scan__free(struct trace_scan *sc);
+/* Epoch e's samples: time in [*start, *end). */
+void epoch_window(const struct run_in *in, uint64_t e, uint64_t *start, uint64_t *end);
 int run_policy(const struct run_in *in, struct result *res);
 
 /* isolate.c */

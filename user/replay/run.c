@@ -12,11 +12,48 @@
 /* ---- one pass of a policy over the trace ---- */
 
 
+/* Appends size bytes at *a (n of them, room for cap); 0 or -ENOMEM. */
+static int push(void *a, uint64_t *n, uint64_t *cap, const void *x, size_t size)
+{
+	void **arr = a;
+
+	if (*n == *cap) {
+		uint64_t c = *cap ? 2 * *cap : 256;
+		void *p = realloc(*arr, c * size);
+
+		if (!p)
+			return -ENOMEM;
+		*arr = p;
+		*cap = c;
+	}
+	memcpy((char *)*arr + *n * size, x, size);
+	(*n)++;
+	return 0;
+}
+
+static int cmp_run(const void *a, const void *b);
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void trace_scan__free(struct trace_scan *sc)
+{
+	free(sc->run);
+	free(sc->marks);
+	sc->run = NULL;
+	sc->marks = NULL;
+}
+
 int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, char *msg,
 	       size_t msglen)
 {
 	struct trace_cursor *c = malloc(sizeof(*c));
 	struct page_table pt = { 0 };
+	uint64_t cap_runs = 0, cap_marks = 0;
 	const struct cxlt_sample *x;
 	bool created;
 	int err = 0;
@@ -30,8 +67,23 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, ch
 	while ((x = trace_cursor__next(c))) {
 		enum trace_kind kind = trace__kind(tr, x);
 
+		if (kind == TRACE_MARK && push(&sc->marks, &sc->nr_marks, &cap_marks, &x->time_ns,
+					       sizeof(x->time_ns))) {
+			err = -ENOMEM;
+			snprintf(msg, msglen, "out of memory for %llu epoch marks",
+				 (unsigned long long)sc->nr_marks);
+			goto out;
+		}
+		if (kind == TRACE_RUN && x->weight && with_runs &&
+		    push((void **)&sc->run, &sc->runs, &cap_runs, x, sizeof(*x))) {
+			err = -ENOMEM;
+			snprintf(msg, msglen, "out of memory for %llu resident runs",
+				 (unsigned long long)sc->runs);
+			goto out;
+		}
 		if (kind == TRACE_RUN) {
-			sc->runs++;
+			if (!with_runs)
+				sc->runs++;
 			sc->run_pages += x->weight;
 			for (uint32_t k = 0; with_runs && k < x->weight; k++)
 				if (page_table__get(&pt, ((x->vpage + k) ^ ((uint64_t)x->tgid << 40)) << 12,
@@ -68,7 +120,14 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, ch
 		snprintf(msg, msglen, "%s", c->msg);
 		err = c->err;
 	}
+	/* Marks in time order (a trace may come from anyone); runs grouped by process. */
+	if (sc->nr_marks)
+		qsort(sc->marks, sc->nr_marks, sizeof(*sc->marks), cmp_u64);
+	if (sc->runs && sc->run)
+		qsort(sc->run, sc->runs, sizeof(*sc->run), cmp_run);
 out:
+	if (err)
+		trace_scan__free(sc);
 	sc->pages = pt.nr;
 	free(pt.pages);
 	free(pt.slots);
@@ -97,8 +156,8 @@ struct replay_run {
 	uint64_t *big;		/* for the oracle: counts of ORACLE_HIST and more */
 	size_t nr_big, cap_big;
 	struct sampler_run smp;	/* what feeds the tracker */
-	/* --start trace: the resident runs by tgid, a group per tgid, the groups by time. */
-	struct cxlt_sample *runs;
+	/* --start trace: the resident runs by tgid (the scan's), a group per tgid, the groups by time. */
+	const struct cxlt_sample *runs;
 	struct start_group *groups;
 	uint32_t *by_time;
 	uint32_t nr_runs, nr_groups, next_group;
@@ -135,42 +194,17 @@ static int cmp_group_time(const void *a, const void *b)
 	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
 }
 
-/* Reads the trace's resident runs and groups them by process; 0 or -errno. */
+/* Groups the scan's resident runs by process; 0 or -ENOMEM. */
 static int load_start(struct replay_run *r)
 {
-	struct trace_cursor *c = malloc(sizeof(*c));
-	const struct cxlt_sample *x;
-	uint32_t cap = 0;
-	int err = 0;
+	const struct trace_scan *sc = r->in->scan;
 
-	if (!c)
-		return -ENOMEM;
-	trace_cursor__init_all(c, r->in->trace);
-	while ((x = trace_cursor__next(c))) {
-		if (trace__kind(r->in->trace, x) != TRACE_RUN || !x->weight)
-			continue;
-		if (r->nr_runs == cap) {
-			uint32_t n = cap ? 2 * cap : 256;
-			struct cxlt_sample *p = realloc(r->runs, n * sizeof(*p));
-
-			if (!p) {
-				err = -ENOMEM;
-				goto out;
-			}
-			r->runs = p;
-			cap = n;
-		}
-		r->runs[r->nr_runs++] = *x;
-	}
-	if ((err = c->err))
-		goto out;
-	qsort(r->runs, r->nr_runs, sizeof(*r->runs), cmp_run);
+	r->runs = sc->run;
+	r->nr_runs = (uint32_t)sc->runs;
 	r->groups = calloc(r->nr_runs ? r->nr_runs : 1, sizeof(*r->groups));
 	r->by_time = calloc(r->nr_runs ? r->nr_runs : 1, sizeof(*r->by_time));
-	if (!r->groups || !r->by_time) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (!r->groups || !r->by_time)
+		return -ENOMEM;
 	for (uint32_t i = 0; i < r->nr_runs; i++) {
 		struct start_group *g = &r->groups[r->nr_groups - 1];
 
@@ -185,9 +219,7 @@ static int load_start(struct replay_run *r)
 		r->by_time[i] = i;
 	sort_groups = r->groups;
 	qsort(r->by_time, r->nr_groups, sizeof(*r->by_time), cmp_group_time);
-out:
-	free(c);
-	return err;
+	return 0;
 }
 
 /* The node a page of the start goes to: its run's tier if there is room, else the other's. */
@@ -387,13 +419,27 @@ static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 	return c->err;
 }
 
+void epoch_window(const struct run_in *in, uint64_t e, uint64_t *start, uint64_t *end)
+{
+	const struct trace_scan *sc = in->scan;
+	uint64_t epoch_ns = (uint64_t)in->o->epoch_ms * 1000000;
+
+	if (in->o->bounds == BOUNDS_LIVE) {
+		*start = e ? sc->marks[e - 1] : 0;
+		*end = e < sc->nr_marks ? sc->marks[e] : UINT64_MAX;
+		return;
+	}
+	*start = sc->t_first + e * epoch_ns;
+	*end = *start + epoch_ns;
+}
+
 static int replay_ingest(void *ctx)
 {
 	struct replay_run *r = ctx;
-	uint64_t epoch_ns = (uint64_t)r->in->o->epoch_ms * 1000000;
-	uint64_t start = r->in->scan->t_first + r->md.e * epoch_ns;
+	uint64_t start, end;
 
-	return ingest_epoch(r, start, start + epoch_ns);
+	epoch_window(r->in, r->md.e, &start, &end);
+	return ingest_epoch(r, start, end);
 }
 
 /* First touch, then the score of this epoch's accesses, all of them: the model's and the oracle's. */
@@ -463,7 +509,7 @@ static void epochs_line(struct replay_run *r)
 {
 	const struct model *md = &r->md;
 	const struct model_opts *o = r->in->o;
-	uint64_t wf = 0, ws = 0;
+	uint64_t wf = 0, ws = 0, start, end;
 
 	for (uint32_t ti = 0; o->watch_hi && ti < md->tr.nr_targets; ti++) {
 		const struct page_table *pt = &md->tr.targets[ti].pt;
@@ -477,8 +523,12 @@ static void epochs_line(struct replay_run *r)
 			ws += pt->pages[i].node == NODE_SLOW;
 		}
 	}
+	epoch_window(r->in, md->e, &start, &end);
+	if (end > r->in->scan->t_last)
+		end = r->in->scan->t_last;
 	fprintf(r->epochs, "%s,%llu,%.3f,%llu,%llu,%llu,%llu,%llu,%llu\n", r->res->name,
-		(unsigned long long)md->e, (md->e + 1) * o->epoch_ms / 1000.0,
+		(unsigned long long)md->e,
+		end > r->in->scan->t_first ? (end - r->in->scan->t_first) / 1e9 : 0.0,
 		(unsigned long long)(r->in->policy ? md->m.epoch.promoted : 0),
 		(unsigned long long)(r->in->policy ? md->m.epoch.demoted : 0),
 		(unsigned long long)md->used[NODE_FAST], (unsigned long long)md->used[NODE_SLOW],
@@ -596,7 +646,6 @@ out:
 	free(r->count_hist);
 	free(r->big);
 	sampler_run__free(&r->smp);
-	free(r->runs);
 	free(r->groups);
 	free(r->by_time);
 	free(r->c);

@@ -39,7 +39,7 @@ target() {
 }
 
 target fuzz_config user/config.c user/shares.c user/sources.c user/util.c -linih -lm
-target fuzz_trace user/trace.c user/util.c -lm
+target fuzz_trace user/trace.c user/pfn_nodes.c user/util.c -lm
 target fuzz_control user/control.c user/util.c -ljson-c -lmicrohttpd -lpthread -lm
 target fuzz_policy_params user/policy_host.c user/util.c -ldl -lm
 # The replay's main as replay_main, without gnuplot, at most 10000 epochs.

@@ -47,6 +47,7 @@ static const struct opt opts[] = {
 	{ "--pages", true, 4096 }, { "--epochs", true, 16 }, { "--samples", true, 20000 },
 	{ "--seed", true, 0 }, { "--alpha", true, 0 }, { "--hot", true, 0 },
 	{ "--hot-share", true, 0 }, { "--shift-every", true, 0 }, { "--timing", false, 0 },
+	{ "--start", true, 0 }, { "--epoch-bounds", true, 0 }, { "--watch", true, 0 },
 };
 
 static const char *const policies[] = { "hotset", "hotcold", "age", "tpp" };

@@ -130,6 +130,7 @@ out:
 		trace_scan__free(sc);
 	sc->pages = pt.nr;
 	free(pt.pages);
+	free(pt.words);
 	free(pt.slots);
 	free(c);
 	return err;

@@ -323,6 +323,7 @@ void sampler_run__free(struct sampler_run *s)
 		free(s->reg[r].pages);
 	free(s->reg);
 	free(s->regions.pages);
+	free(s->regions.words);
 	free(s->regions.slots);
 }
 

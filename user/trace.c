@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pagemap.h"
 #include "platform.h"
 #include "trace.h"
 #include "tracker.h"
@@ -203,8 +204,6 @@ static int run_add_pages(struct trace_writer *w, uint64_t time_ns, uint32_t tgid
 		       (uint32_t)((to + w->page_size - 1) / w->page_size - from / w->page_size), idx);
 }
 
-#define PM_PRESENT (1ULL << 63)
-#define PM_PFN_MASK ((1ULL << 55) - 1)
 #define NODE_NOT_KNOWN (-100000)	/* resident, on a node not known */
 
 /*

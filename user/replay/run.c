@@ -200,6 +200,8 @@ static int load_start(struct replay_run *r)
 {
 	const struct trace_scan *sc = r->in->scan;
 
+	if (sc->runs > UINT32_MAX)
+		return -E2BIG;
 	r->runs = sc->run;
 	r->nr_runs = (uint32_t)sc->runs;
 	r->groups = calloc(r->nr_runs ? r->nr_runs : 1, sizeof(*r->groups));
@@ -207,9 +209,9 @@ static int load_start(struct replay_run *r)
 	if (!r->groups || !r->by_time)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < r->nr_runs; i++) {
-		struct start_group *g = &r->groups[r->nr_groups - 1];
+		struct start_group *g = r->nr_groups ? &r->groups[r->nr_groups - 1] : NULL;
 
-		if (!r->nr_groups || g->tgid != r->runs[i].tgid) {
+		if (!g || g->tgid != r->runs[i].tgid) {
 			g = &r->groups[r->nr_groups++];
 			*g = (struct start_group){ .tgid = r->runs[i].tgid, .first = i,
 						   .time_ns = r->runs[i].time_ns };
@@ -379,7 +381,6 @@ static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 	struct model *md = &r->md;
 	struct trace_cursor *c = r->c;
 	const struct cxlt_sample *x;
-
 	int err;
 
 	sampler_run__epoch(&r->smp, start);
@@ -592,8 +593,8 @@ int run_policy(const struct run_in *in, struct result *res)
 	if (o->start == START_TRACE && (err = load_start(r)))
 		goto out;
 	if (o->epochs_csv && !(r->epochs = fopen(o->epochs_csv, "a"))) {
-		fprintf(stderr, "cxltier-replay: cannot write %s: %s\n", o->epochs_csv, strerror(errno));
 		err = -errno;
+		fprintf(stderr, "cxltier-replay: cannot write %s: %s\n", o->epochs_csv, strerror(-err));
 		goto out;
 	}
 	tracker__init(&md->tr, o->decay);

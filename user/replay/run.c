@@ -526,7 +526,7 @@ static void epochs_line(struct replay_run *r)
 		}
 	}
 	epoch_window(r->in, md->e, &start, &end);
-	if (end > r->in->scan->t_last)
+	if (end == UINT64_MAX)	/* after the last mark */
 		end = r->in->scan->t_last;
 	fprintf(r->epochs, "%s,%llu,%.3f,%llu,%llu,%llu,%llu,%llu,%llu\n", r->res->name,
 		(unsigned long long)md->e,

@@ -7,20 +7,24 @@
 # samples (epoch marks: replay epoch k is live epoch k + 1), with node 0's
 # free memory at the start as its fast tier.  Compared, live vs replay, on
 # one clock (the trace's: /proc/uptime in the guest is the samples' monotonic
-# clock), with these tolerances and why:
-#   - the hot set on the fast tier over time: the seconds until 50% and 90%
-#     of it are there may differ by at most 3 s.  Live, the tracker moves a
-#     2 MiB region whole once its samples are even, and the hot set's two
-#     partial regions (its first and last 2 MiB, up to 1024 pages: 25%) only
-#     once their pages have records, an epoch or more later; the replay has a
-#     record per page from the start (1 s).  tierbench reports placement once
-#     a second (up to 1 s late).  Live moves take time under TCG (about
-#     100 MiB/s: 0.2 s for the hot set), the model's none.  At the end, the
-#     hot pages on the fast tier may differ by at most 5% of the hot set.
+# clock).  The tolerances, and why they lean one way: the replay keeps a
+# record per page, live the tracker keeps one per 2 MiB region for pages
+# sampled evenly, and hotset ranks a region by its heat per page.  With the
+# hint source metered to about one sample per hot page and second, a live
+# region needs an epoch or two more of heat than its pages in the replay,
+# and the hot set's two partial regions (its first and last 2 MiB, up to
+# 1024 pages: 25%) wait for page records of their own (the tracker's
+# mixed-region window, up to 8 epochs).  So the replay may lead, never lag:
+#   - the hot set on the fast tier over time: the replay reaches 50% and 75%
+#     of it (the whole regions: unaffected by the mixed window) at most 2 s
+#     after live (tierbench reports placement once a second, up to 1 s late;
+#     live moves take time under TCG, about 100 MiB/s) and at most 4 s
+#     before (two epochs of region heat, one of epoch alignment, one of
+#     report lag).  At the end both hold the hot set to within 5%.
 #   - pages promoted: in total within 10% of the hot set (both move the hot
-#     set and nothing else); epoch by epoch, the cumulative counts within 35%
-#     of the hot set at every epoch (the partial regions' 25% an epoch late,
-#     and a pass of the hint scanner that ends just after a mark: 10%).
+#     set and nothing else); cumulative by epoch, the replay's epoch k at
+#     least live epoch k + 1's less 10% of the hot set, and at most live
+#     epoch k + 1 + 8's (the mixed window) plus 10%.
 #   - nothing demoted in either (node 0 has room for all of it).
 #   - the replay's start: every page of tierbench's buffer is in the
 #     recording's runs, its hot set all on the slow tier.
@@ -86,12 +90,14 @@ crossing() {
 	awk -v s="$1" -v f="$2" -v h="$hot" '$1 == s && $3 >= f * h { print $2; exit }' /tmp/series.txt
 }
 last_of() { awk -v s="$1" '$1 == s { v = $3 } END { print v + 0 }' /tmp/series.txt; }
-live50=$(crossing live 0.5) live90=$(crossing live 0.9)
-rep50=$(crossing replay 0.5) rep90=$(crossing replay 0.9)
+live50=$(crossing live 0.5) live75=$(crossing live 0.75) live90=$(crossing live 0.9)
+rep50=$(crossing replay 0.5) rep75=$(crossing replay 0.75) rep90=$(crossing replay 0.9)
 live_end=$(last_of live) rep_end=$(last_of replay)
 res hot_pages "$hot"
 res live_seconds_to_50pct "${live50:-never}"
 res replay_seconds_to_50pct "${rep50:-never}"
+res live_seconds_to_75pct "${live75:-never}"
+res replay_seconds_to_75pct "${rep75:-never}"
 res live_seconds_to_90pct "${live90:-never}"
 res replay_seconds_to_90pct "${rep90:-never}"
 res live_hot_fast_at_end "$live_end"
@@ -110,6 +116,11 @@ pair | awk '{ printf "  epoch %3d  live %6d  replay %6d\n", $1, $2, $3 }'
 live_prom=$(tail -1 /tmp/live-cum.txt | cut -d' ' -f2) live_dem=$(tail -1 /tmp/live-cum.txt | cut -d' ' -f3)
 rep_prom=$(tail -1 /tmp/replay-cum.txt | cut -d' ' -f2) rep_dem=$(tail -1 /tmp/replay-cum.txt | cut -d' ' -f3)
 maxdiff=$(pair | awk '{ d = $2 - $3; if (d < 0) d = -d; if (d > m) m = d } END { print m + 0 }')
+# Epochs where the replay lags live, or leads it by more than the mixed window (8 epochs).
+off=$(awk -v tol=$((hot / 10)) 'NR == FNR { l[$1] = $2; n = $1; next }
+	{ hi = ($1 + 8 in l) ? l[$1 + 8] : l[n]
+	  if (($1 in l) && ($2 < l[$1] - tol || $2 > hi + tol)) printf "%s%d:%d/%d", c, $1, l[$1], $2; c = " " }' \
+	/tmp/live-cum.txt /tmp/replay-cum.txt)
 res live_promoted "${live_prom:-0}"
 res replay_promoted "${rep_prom:-0}"
 res live_demoted "${live_dem:-0}"
@@ -119,12 +130,14 @@ res live_promoted_series "$(awk '{ printf "%s%d", c, $2; c = "," }' /tmp/live-cu
 res replay_promoted_series "$(awk '{ printf "%s%d", c, $2; c = "," }' /tmp/replay-cum.txt)"
 
 within() { awk -v a="$1" -v b="$2" -v t="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= t) }'; }
+# leads REPLAY LIVE: the replay at most 2 s after live and at most 4 s before.
+leads() { awk -v r="$1" -v l="$2" 'BEGIN { exit !(r <= l + 2 && r >= l - 4) }'; }
 [ -n "$live90" ] || fail "live: 90% of the hot set never reached node 0"
 [ -n "$rep90" ] || fail "replay: 90% of the hot set never reached the fast tier"
-within "$live50" "$rep50" 3 || fail "50% of the hot set: live ${live50}s, replay ${rep50}s (> 3 s apart)"
-within "$live90" "$rep90" 3 || fail "90% of the hot set: live ${live90}s, replay ${rep90}s (> 3 s apart)"
+leads "$rep50" "$live50" || fail "50% of the hot set: live ${live50}s, replay ${rep50}s (not within -4 s .. +2 s)"
+leads "$rep75" "$live75" || fail "75% of the hot set: live ${live75}s, replay ${rep75}s (not within -4 s .. +2 s)"
 within "$live_end" "$rep_end" $((hot / 20)) || fail "hot set at the end: live $live_end, replay $rep_end (> 5% apart)"
 within "${live_prom:-0}" "${rep_prom:-0}" $((hot / 10)) || fail "promoted: live $live_prom, replay $rep_prom (> 10% of the hot set apart)"
-[ "$maxdiff" -le $((hot * 35 / 100)) ] || fail "cumulative promotions differ by $maxdiff pages at some epoch (> 35% of the hot set)"
+[ -z "$off" ] || fail "cumulative promotions, epoch:live/replay, off the tolerance: $off"
 [ "${live_dem:-0}" -eq 0 ] && [ "${rep_dem:-0}" -eq 0 ] || fail "demoted: live $live_dem, replay $rep_dem (expected none)"
 echo "fidelity: ok"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Live test of recording (root): cxltierd --record writes the target's raw
 # samples from the BPF ring buffer to a trace that cxltier-replay reads, with
-# the drop count reported at exit.
+# the drop count reported at exit, and the target's resident memory, where
+# the replay starts.
 set -euo pipefail
 . "$(dirname "$0")/lib.bash"
 
@@ -28,6 +29,11 @@ tgids=$(awk -F, 'NR > 1 { print $2 }' "$work/rec.csv" | sort -u | wc -l)
 [ "$tgids" -eq 1 ] || fail "samples of $tgids processes recorded, expected only the target's"
 "$BUILD/cxltier-replay" "$work/rec.trace" hotcold > "$work/replay.out" || fail "replay of the recording failed"
 grep -q '^hotcold ' "$work/replay.out" || fail "replay printed no result"
+# The target's resident memory is in the trace (version 2's runs), and the replay starts there.
+grep -Eq "the resident memory of 1 targets in [1-9][0-9]* runs" "$work/agent.log" ||
+	fail "no resident memory recorded: $(grep recorded "$work/agent.log")"
+resident=$(sed -n 's/^start: as recorded, \([0-9]*\) resident pages.*/\1/p' "$work/replay.out")
+[ "${resident:-0}" -ge 4096 ] || fail "the replay starts with ${resident:-no} resident pages, the buffer alone has 4096"
 # A ring buffer far too small for a burst of faults: drops happen, are
 # counted and reported, and what was written plus what was dropped is what
 # the samplers kept.

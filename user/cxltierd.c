@@ -51,8 +51,14 @@ struct recorder {
 	struct cxlt_sample buf[4096];
 	uint32_t n;
 	bool on;
-	/* Targets whose resident memory is in the trace: (pid, start time). */
-	struct { pid_t pid; uint64_t start_time; } *told;
+	/* Targets whose resident memory is in the trace: (pid, start time), as of which sweep. */
+	struct {
+		pid_t pid;
+		uint64_t start_time;
+		uint64_t pages;		/* resident at the last time told */
+		uint32_t gen;		/* its sweep_gen then */
+		uint32_t times;
+	} *told;
 	uint32_t nr_told, cap_told;
 };
 
@@ -93,9 +99,11 @@ static int recorder__open(struct recorder *r, const char *path, const struct top
 }
 
 /*
- * Each target's resident memory and its nodes, once, as its first sweep
- * found them (before the first move: the sweep runs in the ingest): where
- * a replay starts (docs/trace-format.md, resident runs).
+ * Each target's resident memory and its nodes as its first sweep found them
+ * (before the first move, when the sweep takes one epoch: it runs in the
+ * ingest): where a replay starts (docs/trace-format.md, resident runs).
+ * Again, up to 3 times, after a later sweep that found it more than twice
+ * as large: the replay adds the pages it lacks then.
  */
 static void recorder__targets(struct recorder *r, const struct tracker *tr)
 {
@@ -104,8 +112,9 @@ static void recorder__targets(struct recorder *r, const struct tracker *tr)
 	if (!r->on)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);	/* bpf_ktime_get_ns()'s clock */
-	for (uint32_t i = 0; i < tr->nr_targets; i++) {
+	for (uint32_t i = 0; i < tr->nr_targets && r->on; i++) {
 		const struct target *t = &tr->targets[i];
+		uint64_t pages = tracker__target_pages(t), runs = r->w.runs;
 		uint32_t k = 0;
 
 		if (t->gone || !t->sweep_gen)
@@ -113,25 +122,39 @@ static void recorder__targets(struct recorder *r, const struct tracker *tr)
 		while (k < r->nr_told && (r->told[k].pid != t->pid ||
 					  r->told[k].start_time != t->start_time))
 			k++;
-		if (k < r->nr_told)
+		/*
+		 * Told already: again only if a later sweep found it much larger
+		 * (an exec after the first sweep, a heap that filled), a few times.
+		 */
+		if (k < r->nr_told && (t->sweep_gen == r->told[k].gen || r->told[k].times >= 4 ||
+				       pages <= 2 * r->told[k].pages + 64))
 			continue;
-		if (r->nr_told == r->cap_told) {
-			uint32_t cap = r->cap_told ? 2 * r->cap_told : 16;
-			void *p = realloc(r->told, cap * sizeof(*r->told));
+		if (k == r->nr_told) {
+			if (r->nr_told == r->cap_told) {
+				uint32_t cap = r->cap_told ? 2 * r->cap_told : 16;
+				void *p = realloc(r->told, cap * sizeof(*r->told));
 
-			if (!p)
-				return;
-			r->told = p;
-			r->cap_told = cap;
+				if (!p)
+					return;
+				r->told = p;
+				r->cap_told = cap;
+			}
+			r->told[k] = (typeof(r->told[k])){ .pid = t->pid, .start_time = t->start_time };
+			r->nr_told++;
 		}
-		r->told[r->nr_told].pid = t->pid;
-		r->told[r->nr_told++].start_time = t->start_time;
+		r->told[k].pages = pages;
+		r->told[k].gen = t->sweep_gen;
+		r->told[k].times++;
 		/* The samples before it first, so the file stays in time order. */
 		if ((r->n && trace_writer__add(&r->w, r->buf, r->n)) ||
 		    trace_writer__add_target(&r->w, (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, t,
 					     tr))
 			r->on = false;
 		r->n = 0;
+		if (r->on)
+			pr_info("recorded the resident memory of pid %d: %llu pages in %llu runs",
+				t->pid, (unsigned long long)pages,
+				(unsigned long long)(r->w.runs - runs));
 	}
 }
 

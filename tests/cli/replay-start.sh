@@ -4,7 +4,8 @@
 # capacity and may be demoted); --start first-touch and a version-1 trace
 # place each page on its first sample, as before; --epochs-csv follows a
 # --watch range per epoch; epoch marks cut the epochs where the recorded
-# agent's ended (--epoch-bounds).
+# agent's ended (--epoch-bounds); a process recorded again later gains the
+# pages it lacked then.
 set -euo pipefail
 BUILD=${BUILD:-build}
 R="$BUILD/cxltier-replay"
@@ -43,6 +44,21 @@ line=$(grep '^hotset,5,' "$work/e.csv") || fail "no hotset line: $(cat "$work/e.
 IFS=, read -r _ _ _ _ _ fast slow wf ws <<< "$line"
 [ "$wf" = 10 ] && [ "$ws" = 0 ] || fail "the hot set is not fast at the end: $line"
 [ $((fast + slow)) = 150 ] && [ "$fast" -le 60 ] || fail "pages lost or over capacity: $line"
+
+# Recorded again later (a process that grew): the pages the model lacks join
+# at that time, on their runs' node; pages it has keep theirs.
+cp "$work/v2.trace" "$work/g.trace"
+perl -e 'open(my $o, ">>", shift) or die; binmode $o;
+	print $o pack("Q< V v v Q<", 3000000000, 7, 0x8100, 60, 0x1000);' "$work/g.trace"
+"$R" --fast-pages 200 --epochs-csv "$work/g.csv" "$work/g.trace" hotset > "$work/out"
+grep -qx 'none,2,3.000,0,0,50,100,0,0' "$work/g.csv" || fail "before the second group: $(cat "$work/g.csv")"
+grep -qx 'none,3,4.000,0,0,50,100,0,0' "$work/g.csv" || fail "0x1000-0x1063 are had: $(cat "$work/g.csv")"
+perl -e 'open(my $o, ">>", shift) or die; binmode $o;
+	print $o pack("Q< V v v Q<", 3000000000, 7, 0x8100, 60, 0x1000);
+	print $o pack("Q< V v v Q<", 3000000000, 7, 0x8100, 40, 0x5000);' "$work/g.trace"
+"$R" --fast-pages 200 --epochs-csv "$work/g.csv" "$work/g.trace" hotset > "$work/out"
+grep -qx 'none,2,3.000,0,0,50,100,0,0' "$work/g.csv" || fail "before the second group: $(cat "$work/g.csv")"
+grep -qx 'none,3,4.000,0,0,90,100,0,0' "$work/g.csv" || fail "the second group's new pages: $(cat "$work/g.csv")"
 
 # The fast tier too small for what the trace puts there: the rest go slow, counted.
 "$R" --fast-pages 20 "$work/v2.trace" hotset > "$work/out" 2> "$work/err" || fail "small fast tier"

@@ -7,14 +7,22 @@ set -euo pipefail
 . "$(dirname "$0")/lib.bash"
 
 mkfifo "$work/go"
-sh -c 'read x < "$1"; exec "$2" --size 16M --duration 2' sh "$work/go" "$BUILD/tierbench" > /dev/null &
+sh -c 'read x < "$1"; exec "$2" --size 16M --duration 120' sh "$work/go" "${TIERBENCH:-$BUILD/tierbench}" > /dev/null &
 bench=$!
 "$BUILD/cxltierd" --pid "$bench" --record "$work/rec.trace" --epoch-ms 500 --run-dir "$work/run" \
 	> "$work/agent.log" 2>&1 &
 agent=$!
 for _ in $(seq 50); do grep -q 'target pid' "$work/agent.log" && break; sleep 0.1; done
 echo go > "$work/go"
-wait "$bench"
+# Its resident memory in the trace once a sweep has found the buffer (the
+# first may have found the shell before its exec: then it is recorded again).
+recorded_buffer() {
+	sed -n "s/.*recorded the resident memory of pid $bench: \([0-9]*\) pages.*/\1/p" "$work/agent.log" |
+		awk '$1 >= 4096 { ok = 1 } END { exit !ok }'
+}
+wait_for 120 "the resident memory of the 16 MiB buffer recorded" recorded_buffer
+kill -INT "$bench"
+wait "$bench" || fail "tierbench exited $?"
 bench=""
 # With its only target gone, the agent stops by itself and closes the trace.
 wait "$agent" || fail "cxltierd exited $?"

@@ -168,7 +168,7 @@ struct replay_run {
 
 struct start_group {
 	uint32_t tgid, first, n;
-	uint64_t time_ns;	/* its earliest run */
+	uint64_t time_ns;	/* its runs' */
 	bool applied;
 };
 
@@ -195,7 +195,12 @@ static int cmp_group_time(const void *a, const void *b)
 	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
 }
 
-/* Groups the scan's resident runs by process; 0 or -ENOMEM. */
+/*
+ * Groups the scan's resident runs by process and time: a process's first
+ * group is where it starts, a later one (cxltierd records a target again
+ * when it grew a lot) adds the pages the model lacks at its time.  0 or
+ * -errno.
+ */
 static int load_start(struct replay_run *r)
 {
 	const struct trace_scan *sc = r->in->scan;
@@ -211,7 +216,7 @@ static int load_start(struct replay_run *r)
 	for (uint32_t i = 0; i < r->nr_runs; i++) {
 		struct start_group *g = r->nr_groups ? &r->groups[r->nr_groups - 1] : NULL;
 
-		if (!g || g->tgid != r->runs[i].tgid) {
+		if (!g || g->tgid != r->runs[i].tgid || g->time_ns != r->runs[i].time_ns) {
 			g = &r->groups[r->nr_groups++];
 			*g = (struct start_group){ .tgid = r->runs[i].tgid, .first = i,
 						   .time_ns = r->runs[i].time_ns };
@@ -288,7 +293,8 @@ static struct start_group *find_group(struct replay_run *r, uint32_t tgid)
 
 /*
  * tgid's target, made on its first sample or resident run; a new one
- * begins with its resident pages (--start trace).  The index or -errno.
+ * begins with its first group of resident pages (--start trace).  The
+ * index or -errno.
  */
 static int replay_target(struct replay_run *r, uint32_t tgid)
 {
@@ -304,7 +310,10 @@ static int replay_target(struct replay_run *r, uint32_t tgid)
 	return ti;
 }
 
-/* The processes whose resident runs lie before end: in the model before the epoch's samples. */
+/*
+ * The groups of runs that lie before end: in the model before the epoch's
+ * samples (a process's first makes it; a later one adds the pages it lacks).
+ */
 static int start_due(struct replay_run *r, uint64_t end)
 {
 	while (r->next_group < r->nr_groups) {

@@ -62,6 +62,7 @@ static void page_table_200k_inserts_all_found(void **state)
 	assert_int_equal(page_table__find(&pt, 0x1000), -1);
 	assert_true(page_table__bytes(&pt) >= (uint64_t)n * sizeof(struct cxlt_page));
 	free(pt.pages);
+	free(pt.words);
 	free(pt.slots);
 }
 

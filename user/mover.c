@@ -165,19 +165,6 @@ static void account_moved(struct mover *m, struct target *t, struct cxlt_page *p
  * process is gone, 0 otherwise.
  */
 /*
- * A process on its way out has no mm any more, and move_pages then fails
- * with EINVAL rather than ESRCH; /proc/PID/statm reads all zeros (or is
- * gone) from that point on.
- */
-static bool target_vanished(int pid)
-{
-	char path[64], text[128];
-
-	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
-	return read_text(NULL, path, text, sizeof(text)) || strtoull(text, NULL, 10) == 0;
-}
-
-/*
  * Reads one byte of each page through process_vm_readv(): the read takes the
  * owner's NUMA hint fault, which maps a PROT_NONE page again.  No data
  * changes.  A page that cannot be read is skipped.
@@ -288,7 +275,7 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 	if (ret < 0) {
 		int call_errno = errno;
 
-		if (call_errno == ESRCH || (call_errno == EINVAL && target_vanished(t->pid))) {
+		if (call_errno == ESRCH || (call_errno == EINVAL && proc_vanished(t->pid))) {
 			m->epoch.process_gone++;
 			t->gone = true;
 			return -ESRCH;
@@ -365,7 +352,7 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 				else
 					m->epoch.unreported -= m->weight[k];
 			}
-		} else if (errno == ESRCH || target_vanished(t->pid)) {
+		} else if (errno == ESRCH || proc_vanished(t->pid)) {
 			/*
 			 * The process exited during the call: the kernel left
 			 * the rest of the status array alone.  Those pages are

@@ -47,7 +47,8 @@ int tracker__query_nodes(struct tracker *tr, struct target *t, uint32_t from)
 		if (!n)
 			break;
 		if (tr->pf->move_pages(tr->pf->ctx, t->pid, n, addrs, NULL, status, 0) < 0)
-			return errno == ESRCH ? -ESRCH : -errno;
+			return errno == ESRCH || (errno == EINVAL && proc_vanished(t->pid)) ?
+			       -ESRCH : -errno;
 		for (uint32_t k = 0; k < n; k++) {
 			struct cxlt_page *p = &pt->pages[idx[k]];
 
@@ -331,7 +332,8 @@ static int sweep_chunk_regions(struct tracker *tr, struct target *t, struct swee
 					addrs[nprobe++] = (void *)(uintptr_t)(f.base + ((uint64_t)k << CXLT_PAGE_SHIFT));
 			}
 			if (tr->pf->move_pages(tr->pf->ctx, t->pid, nprobe, addrs, NULL, status, 0) < 0)
-				return errno == ESRCH ? -ESRCH : -errno;
+				return errno == ESRCH || (errno == EINVAL && proc_vanished(t->pid)) ?
+				       -ESRCH : -errno;
 			for (uint32_t k = 0; k < nprobe; k++)
 				if (status[k] >= 0)
 					found_node(&f, status[k], 1);

@@ -606,3 +606,16 @@ int open_output_file(const char *path, char *why, size_t len)
 	fcntl(fd, F_SETFL, 0);
 	return fd;
 }
+
+/*
+ * A process on its way out has no mm any more, and move_pages then fails
+ * with EINVAL rather than ESRCH; /proc/PID/statm reads all zeros (or is
+ * gone) from that point on.
+ */
+bool proc_vanished(int pid)
+{
+	char path[64], text[128];
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", pid);
+	return read_text(NULL, path, text, sizeof(text)) || strtoull(text, NULL, 10) == 0;
+}

@@ -40,6 +40,8 @@ char *format_nodelist(uint64_t mask, char *buf, size_t len);
 
 /* Reads a whole small file under root (NULL or "" = the real "/"). */
 int read_text(const char *root, const char *path, char *buf, size_t len);
+/* Whether process pid has exited or is on its way out (no mm: move_pages says EINVAL). */
+bool proc_vanished(int pid);
 /*
  * The number after `key` in a /proc file of "key value" or "key : value"
  * lines (/proc/vmstat, /proc/PID/sched); -ENODATA when no line has it.

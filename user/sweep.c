@@ -159,8 +159,11 @@ static void chunk_set(struct sweep_chunk *c, uint64_t a, uint64_t b)
 		c->present[i / 64] |= 1ULL << (i % 64);
 }
 
+/* Returns the present runs found in [start, end), or -errno. */
 static int read_pagemap_scan(int fd, struct sweep_chunk *c, uint64_t start, uint64_t end)
 {
+	int found = 0;
+
 	/* Zeroed: tools like valgrind do not know what PAGEMAP_SCAN writes. */
 	struct pm_scan_region regions[512] = { 0 };
 	struct pm_scan_arg arg = {
@@ -179,6 +182,7 @@ static int read_pagemap_scan(int fd, struct sweep_chunk *c, uint64_t start, uint
 
 		if (n < 0)
 			return -errno;
+		found += (int)n;
 		for (long r = 0; r < n; r++) {
 			chunk_set(c, regions[r].start, regions[r].end);
 			if (!(regions[r].categories & PAGE_IS_HUGE))
@@ -192,6 +196,29 @@ static int read_pagemap_scan(int fd, struct sweep_chunk *c, uint64_t start, uint
 			break;
 		arg.start = arg.walk_end;
 	}
+	return found;
+}
+
+/*
+ * The first present page in [start, end), or end: one call over a sparse
+ * mapping (an AddressSanitizer shadow spans terabytes) instead of one per
+ * chunk, which would never end a sweep.
+ */
+static int next_present(int fd, uint64_t start, uint64_t end, uint64_t *next)
+{
+	struct pm_scan_region region = { 0 };
+	struct pm_scan_arg arg = {
+		.size = sizeof(arg), .start = start, .end = end,
+		.vec = (uintptr_t)&region, .vec_len = 1, .max_pages = 1,
+		.category_inverted = PAGE_IS_PFNZERO,
+		.category_mask = PAGE_IS_PRESENT | PAGE_IS_PFNZERO,
+		.return_mask = PAGE_IS_PRESENT,
+	};
+	long n = ioctl(fd, CXLT_PAGEMAP_SCAN, &arg);
+
+	if (n < 0)
+		return -errno;
+	*next = n > 0 ? region.start : end;
 	return 0;
 }
 
@@ -437,7 +464,8 @@ int tracker__sweep(struct tracker *tr, struct target *t, double deadline)
 				if (c->start != UINT64_MAX) {
 					if ((err = sweep_chunk_regions(tr, t, c)))
 						break;
-					t->sweep_cursor = c->start + SWEEP_CHUNK;
+					/* Up to the new chunk: what lies between is empty. */
+					t->sweep_cursor = cstart;
 					if (deadline && now_sec() > deadline) {
 						ended = false;
 						break;
@@ -448,12 +476,22 @@ int tracker__sweep(struct tracker *tr, struct target *t, double deadline)
 				c->start = cstart;
 			}
 			if (have_pagemap_scan != 0 && !tr->no_pagemap_scan) {
-				err = read_pagemap_scan(fd, c, a, b);
+				int found = read_pagemap_scan(fd, c, a, b);
+
+				err = found < 0 ? found : 0;
 				if (have_pagemap_scan < 0 && (err == -ENOTTY || err == -EINVAL)) {
 					pr_info("this kernel has no PAGEMAP_SCAN: reading pagemap instead (slower; page frames give the nodes)");
 					have_pagemap_scan = 0;
 				} else if (have_pagemap_scan < 0 && !err) {
 					have_pagemap_scan = 1;
+				}
+				/* Nothing here: on to the chunk of the next present page. */
+				if (!found && b < end) {
+					uint64_t nx = end;
+
+					if (!(err = next_present(fd, b, end, &nx)) &&
+					    (nx & ~(SWEEP_CHUNK - 1)) > b)
+						b = nx >= end ? end : nx & ~(SWEEP_CHUNK - 1);
 				}
 			}
 			if (have_pagemap_scan == 0 || tr->no_pagemap_scan)

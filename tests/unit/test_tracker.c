@@ -493,6 +493,39 @@ static void sweep_never_counts_the_zero_page(void **state)
 	munmap(mem, len + REGION_SIZE);
 }
 
+/*
+ * A sparse mapping (an AddressSanitizer shadow spans 16 TiB) is crossed in a
+ * few steps, not one per chunk: each call with its deadline already past
+ * sweeps one chunk, and 4 TiB holds 131,072 of them.
+ */
+static void sweep_crosses_sparse_memory_quickly(void **state)
+{
+	const size_t len = (size_t)4 << 40;
+	long psz = sysconf(_SC_PAGESIZE);
+	struct tracker tr;
+	struct target *t;
+	int calls = 0, ret;
+	char *mem;
+
+	(void)state;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	assert_true(mem != MAP_FAILED);
+	mem[0] = 1;
+	mem[len - psz] = 1;
+	tracker__init(&tr, 0.5);
+	tracker__add_target(&tr, getpid(), 1, "self", ORIGIN_PID);
+	t = &tr.targets[0];
+	do
+		ret = tracker__sweep(&tr, t, 1.0);
+	while (ret == 0 && ++calls < 1000);
+	assert_int_equal(ret, 1);
+	assert_non_null(tracker__region(t, (uint64_t)(uintptr_t)mem));
+	assert_non_null(tracker__region(t, (uint64_t)(uintptr_t)(mem + len - psz)));
+	tracker__free(&tr);
+	munmap(mem, len);
+}
+
 /* A region of 4 KiB pages and one that a huge page backs, as a sweep reports them. */
 static struct target *two_regions(struct tracker *tr)
 {
@@ -728,6 +761,7 @@ int main(void)
 		cmocka_unit_test(query_nodes_reports_process_gone),
 		cmocka_unit_test(sweep_self_finds_every_touched_region_on_node0),
 		cmocka_unit_test(sweep_never_counts_the_zero_page),
+		cmocka_unit_test(sweep_crosses_sparse_memory_quickly),
 		cmocka_unit_test(a_region_sampled_all_over_stays_one_record),
 		cmocka_unit_test(a_mixed_region_gets_detail_for_its_hot_pages),
 		cmocka_unit_test(a_huge_page_sampled_unevenly_stays_one_record),

@@ -7,6 +7,7 @@
     t.header["page_size"], t.nodes, t.samples["vpage"], t.samples["weight"]
     t.runs["vpage"], t.runs["pages"], t.runs["node"]    # version 2: resident runs
     t.marks["time_ns"], t.marks["epoch"]                 # and the live epochs' marks
+    t.huge["vpage"], t.huge["weight"]                    # and huge pages (records as samples)
 
 The samples are a read-only memory map of the file: a trace of any size
 opens at once (a version-2 trace with events: the samples are copied out of
@@ -26,6 +27,7 @@ EVENT = 0x8000       # version 2: a record whose source has this bit is an event
 RESIDENT = 0x8100    # source RESIDENT + n: a run of resident pages on node record n
 RESIDENT_UNKNOWN = 0xFF
 EPOCH = 0x8001       # an epoch mark: the live agent's epoch vpage took its samples at time_ns
+HUGE = 0x8200        # source HUGE + order: pages [vpage, vpage + weight) in huge pages of 2^order
 
 HEADER = np.dtype([
     ("magic", "S8"), ("version", "<u4"), ("header_size", "<u4"),
@@ -54,7 +56,7 @@ MAX_NODES = 64
 
 MARK = np.dtype([("time_ns", "<u8"), ("epoch", "<u8")])
 
-Trace = namedtuple("Trace", "header nodes samples runs marks")
+Trace = namedtuple("Trace", "header nodes samples runs marks huge")
 
 
 class TraceError(ValueError):
@@ -113,7 +115,7 @@ def read(path):
         samples = np.memmap(path, SAMPLE, mode="r", offset=off, shape=(count,))
     else:
         samples = np.zeros(0, SAMPLE)
-    runs, marks = np.zeros(0, RUN), np.zeros(0, MARK)
+    runs, marks, huge = np.zeros(0, RUN), np.zeros(0, MARK), np.zeros(0, SAMPLE)
     if header["version"] >= 2 and count:
         event = (samples["source"] & EVENT) != 0
         if event.any():
@@ -122,8 +124,9 @@ def read(path):
             ev = ev[ev["source"] == EPOCH]
             marks = np.zeros(len(ev), MARK)
             marks["time_ns"], marks["epoch"] = ev["time_ns"], ev["vpage"]
+            huge = samples[event][(samples[event]["source"] & 0xFF00) == HUGE]
             samples = samples[~event]
-    return Trace(header, nodes, samples, runs, marks)
+    return Trace(header, nodes, samples, runs, marks, huge)
 
 
 def to_csv(trace, out):
@@ -153,6 +156,9 @@ def summary(trace, out):
                   f"{int(pages.sum())} pages ({by_role})\n")
     if len(trace.marks):
         out.write(f"{len(trace.marks)} epoch marks\n")
+    if len(trace.huge):
+        pages = trace.huge["weight"].astype(np.uint64)
+        out.write(f"{int(pages.sum())} pages in huge pages\n")
     for n in trace.nodes:
         out.write(f"node {n['id']}: {ROLES.get(int(n['role']), '?')}, tier "
                   f"{n['tier']}, {n['capacity_pages']} pages\n")

@@ -673,6 +673,9 @@ static int setup_runs(struct args *a, const char *path, const struct trace *t, s
 		fprintf(stderr, "cxltier-replay: %s: %s\n", path, msg);
 		return 1;
 	}
+	if (sc->huge_ignored)
+		fprintf(stderr, "cxltier-replay: %s: %llu huge-page records not of 2 MiB in 4 KiB pages: their pages are replayed as pages\n",
+			path, (unsigned long long)sc->huge_ignored);
 	/* What a recording of cxltierd has, by default when the trace has it. */
 	if (resolve(path, &o->start, START_TRACE, START_FIRST_TOUCH, sc->runs > 0, "--start trace",
 		    "resident runs", "--start first-touch") ||
@@ -816,6 +819,9 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 		if (o->start == START_TRACE)
 			printf("start: as recorded, %llu resident pages in %llu runs\n",
 			       (unsigned long long)sc.run_pages, (unsigned long long)sc.runs);
+		if (sc.nr_huge)
+			printf("huge pages: %llu of 2 MiB, each placed and moved whole\n",
+			       (unsigned long long)sc.nr_huge);
 		print_table(o, &sc, in.fast_cap, res, nres);
 	}
 	errno = 0;

@@ -257,6 +257,38 @@ static int region_exact(struct trace_writer *w, const struct tracker *tr, int *p
 	return 1;
 }
 
+/* The huge pages of t's regions in base order, consecutive ones in one record. */
+static int add_huge(struct trace_writer *w, uint64_t time_ns, const struct target *t,
+		    const uint32_t *order)
+{
+	uint32_t per = REGION_SIZE / w->page_size, most = TRACE_RUN_MAX / per * per;
+	struct cxlt_sample h = { 0 };
+	int err = 0;
+
+	if (w->page_size > REGION_SIZE)
+		return 0;
+	for (uint32_t k = 0; k < t->rt.nr && !err; k++) {
+		const struct region *r = &t->rt.rg[order[k]];
+		uint64_t vpage = r->base / w->page_size;
+
+		if (!(r->flags & REGION_SWEPT) || !r->resident ||
+		    !(t->pt.pages[r->rec].flags & PAGE_HUGE))
+			continue;
+		if (h.weight && h.vpage + h.weight == vpage && h.weight + per <= most) {
+			h.weight += per;
+			continue;
+		}
+		if (h.weight)
+			err = trace_writer__add(w, &h, 1);
+		h = (struct cxlt_sample){ .time_ns = time_ns, .tgid = (uint32_t)t->pid,
+					  .source = TRACE_HUGE + (uint16_t)__builtin_ctz(per),
+					  .weight = (uint16_t)per, .vpage = vpage };
+	}
+	if (!err && h.weight)
+		err = trace_writer__add(w, &h, 1);
+	return err;
+}
+
 /* Regions whose pages are asked one by one, at most, per target (about 0.1 ms each). */
 #define EXACT_REGIONS 1024
 
@@ -330,6 +362,8 @@ int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const str
 	}
 	if (!err)
 		err = run_flush(w);
+	if (!err)
+		err = add_huge(w, time_ns, t, order);
 	if (pagemap >= 0)
 		close(pagemap);
 out:

@@ -52,8 +52,14 @@
  * the samples before it in time were that epoch's (or earlier ones').
  */
 #define TRACE_EPOCH 0x8001
+/*
+ * Huge pages: source TRACE_HUGE + order, pages [vpage, vpage + weight) of
+ * tgid lay in huge pages of 2^order pages each (vpage and weight multiples
+ * of it) when the agent's sweep found them at time_ns.
+ */
+#define TRACE_HUGE 0x8200
 
-enum trace_kind { TRACE_SAMPLE, TRACE_RUN, TRACE_MARK, TRACE_OTHER };
+enum trace_kind { TRACE_SAMPLE, TRACE_RUN, TRACE_MARK, TRACE_HUGE_RUN, TRACE_OTHER };
 
 struct target;
 
@@ -116,8 +122,8 @@ int trace_writer__add(struct trace_writer *w, const struct cxlt_sample *s, uint3
  * each page's node).  A region split between nodes or with partly resident
  * chunks is asked page by page (pagemap's page frames and tr's pfn_nodes,
  * else tr's move_pages with no nodes), for up to 1024 regions a target; tr
- * NULL: never.  Runs of one node continue across regions.  0, or the write
- * error, or -ENOMEM.
+ * NULL: never.  Runs of one node continue across regions.  Then the huge
+ * pages among them (TRACE_HUGE records).  0, or the write error, or -ENOMEM.
  */
 struct tracker;
 int trace_writer__add_target(struct trace_writer *w, uint64_t time_ns, const struct target *t,
@@ -158,6 +164,7 @@ static inline enum trace_kind trace__kind(const struct trace *t, const struct cx
 	if (t->hdr.version < 2 || !(s->source & TRACE_EVENT))
 		return TRACE_SAMPLE;
 	return (s->source & 0xff00) == TRACE_RESIDENT ? TRACE_RUN :
+	       (s->source & 0xff00) == TRACE_HUGE ? TRACE_HUGE_RUN :
 	       s->source == TRACE_EPOCH ? TRACE_MARK : TRACE_OTHER;
 }
 

@@ -469,6 +469,10 @@ static struct cxlt_page *sample_record(struct tracker *tr, struct target *t, uin
 	int64_t idx;
 
 	if (tr->detail_all) {
+		/* The replay's huge pages (user/replay/run.c): one record each, as here. */
+		if (t->rt.nr && (r = region_table__find(&t->rt, addr & ~(REGION_SIZE - 1))) &&
+		    (t->pt.pages[r->rec].flags & PAGE_HUGE))
+			return &t->pt.pages[r->rec];
 		idx = page_table__get(&t->pt, addr, &created);
 		return idx < 0 ? NULL : &t->pt.pages[idx];
 	}

@@ -355,6 +355,52 @@ static void a_target_is_written_as_runs(void **state)
 	trace__close(&t);
 }
 
+/*
+ * Huge pages follow the runs: consecutive ones in one record (source
+ * TRACE_HUGE + order 9: 512 pages of 4 KiB), the regions of small pages none.
+ */
+static void huge_pages_are_written_after_the_runs(void **state)
+{
+	struct region_found f[] = {
+		{ .base = 0x400000, .resident_bits = ~0ULL, .resident = 512, .huge = true,
+		  .node_id = { 1, -1 }, .on_node = { 512, 0 } },
+		{ .base = 0x200000, .resident_bits = ~0ULL, .resident = 512, .huge = true,
+		  .node_id = { 1, -1 }, .on_node = { 512, 0 } },
+		{ .base = 0x600000, .resident_bits = ~0ULL, .resident = 512,
+		  .node_id = { 1, -1 }, .on_node = { 512, 0 } },
+		{ .base = 0x800000, .resident_bits = ~0ULL, .resident = 512, .huge = true,
+		  .node_id = { 0, -1 }, .on_node = { 512, 0 } },
+	};
+	static const struct { uint64_t vpage; uint16_t pages; } want[] = { { 0x200, 1024 }, { 0x800, 512 } };
+	const struct cxlt_sample *x;
+	struct trace t;
+	char msg[128];
+	uint32_t runs = 0, n = 0;
+
+	(void)state;
+	write_target(f, ARRAY_SIZE(f), NULL, 9);
+	assert_int_equal(trace__open(&t, path, msg, sizeof(msg)), 0);
+	trace_cursor__init_all(&c, &t);
+	while ((x = trace_cursor__next(&c))) {
+		if (trace__kind(&t, x) == TRACE_RUN) {
+			assert_int_equal(n, 0);	/* the runs first */
+			runs += x->weight;
+			continue;
+		}
+		assert_int_equal(trace__kind(&t, x), TRACE_HUGE_RUN);
+		assert_true(n < ARRAY_SIZE(want));
+		assert_int_equal(x->source, TRACE_HUGE + 9);
+		assert_int_equal(x->tgid, 4242);
+		assert_int_equal(x->time_ns, 9);
+		assert_int_equal(x->vpage, want[n].vpage);
+		assert_int_equal(x->weight, want[n].pages);
+		n++;
+	}
+	assert_int_equal(n, ARRAY_SIZE(want));
+	assert_int_equal(runs, 4 * 512);
+	trace__close(&t);
+}
+
 /* A machine where page k of a region is on node k % 2 for k < 3, not resident beyond. */
 static long fake_query(void *ctx, int pid, unsigned long count, void **pages, const int *nodes,
 		       int *status, int flags)
@@ -404,6 +450,7 @@ int main(void)
 		cmocka_unit_test(events_are_skipped_and_runs_read),
 		cmocka_unit_test_setup_teardown(a_target_is_written_as_runs, setup, teardown),
 		cmocka_unit_test_setup_teardown(a_mixed_region_is_asked, setup, teardown),
+		cmocka_unit_test_setup_teardown(huge_pages_are_written_after_the_runs, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -92,6 +92,13 @@ static struct cxlt_page *model_page(struct model *cur, int pid, void *addr, uint
 		return NULL;
 	*ti = t;
 	*idx = page_table__find(&cur->tr.targets[t].pt, (uintptr_t)addr);
+	if (*idx < 0) {
+		/* A huge page's record is its region's (run.c, page_record()). */
+		const struct region *r = tracker__region(&cur->tr.targets[t], (uintptr_t)addr);
+
+		if (r && (cur->tr.targets[t].pt.pages[r->rec].flags & PAGE_HUGE))
+			*idx = r->rec;
+	}
 	return *idx < 0 ? NULL : &cur->tr.targets[t].pt.pages[*idx];
 }
 
@@ -105,7 +112,7 @@ long model_move_pages(void *ctx, int pid, unsigned long count, void **pages,
 	for (unsigned long i = 0; i < count; i++) {
 		struct model_page *h;
 		struct cxlt_page *p;
-		uint32_t ti;
+		uint32_t ti, n;
 		int64_t idx;
 		int to;
 
@@ -123,12 +130,14 @@ long model_move_pages(void *ctx, int pid, unsigned long count, void **pages,
 			status[i] = to;
 			continue;
 		}
-		if (to < 0 || to > 1 || cur->used[to] >= cur->cap[to]) {
+		/* A huge page moves whole, as the kernel moves a folio. */
+		n = tracker__record_pages(&cur->tr.targets[ti], p);
+		if (to < 0 || to > 1 || cur->used[to] + n > cur->cap[to]) {
 			status[i] = to < 0 || to > 1 ? -EINVAL : -ENOMEM;
 			continue;
 		}
-		cur->used[p->node]--;
-		cur->used[to]++;
+		cur->used[p->node] -= n;
+		cur->used[to] += n;
 		status[i] = to;
 		h = &cur->pages[ti][idx];
 		h->marked = false;	/* hint: the page comes back mapped, the scanner's mark gone */

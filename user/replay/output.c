@@ -150,6 +150,7 @@ void print_json(const struct model_opts *o, const struct trace_scan *sc,
 
 	json_object_object_add(root, "samples", json_object_new_uint64(sc->samples));
 	json_object_object_add(root, "pages", json_object_new_uint64(sc->pages));
+	json_object_object_add(root, "huge_pages", json_object_new_uint64(sc->nr_huge));
 	json_object_object_add(root, "epochs", json_object_new_uint64(r[1].epochs));
 	json_object_object_add(root, "epoch_ms", json_object_new_int(o->epoch_ms));
 	json_object_object_add(root, "fast_pages", json_object_new_uint64(fast_cap));

@@ -121,6 +121,12 @@ struct model {
 	struct result *res;
 };
 
+/* A huge page of the trace (TRACE_HUGE): REGION_PAGES pages from vpage. */
+struct huge_unit {
+	uint64_t vpage;
+	uint32_t tgid;
+};
+
 /* What a first pass over the samples learns; memory grows with the pages seen only. */
 struct trace_scan {
 	uint64_t samples;		/* records that are samples (not events) */
@@ -133,6 +139,9 @@ struct trace_scan {
 	struct cxlt_sample *run;	/* the runs, by tgid then time (--start trace); NULL: none */
 	uint64_t *marks;		/* the live epochs' marks' times, in order; NULL: none */
 	uint64_t nr_marks;
+	struct huge_unit *huge;		/* huge pages, by tgid then vpage, once each; NULL: none */
+	uint64_t nr_huge;
+	uint64_t huge_ignored;		/* huge-page records of a size the model has not (read as pages) */
 };
 
 /* A --sampler: how a live source would have seen the stream (sampler.c). */
@@ -208,6 +217,8 @@ void model_topology(struct model *md, long page_size);
 int model_pages_grow(struct model *md, uint32_t ti, uint32_t n);
 
 /* run.c */
+/* The first page of tgid's huge page holding vpage, or UINT64_MAX: not in one. */
+uint64_t huge_base(const struct trace_scan *sc, uint32_t tgid, uint64_t vpage);
 /* with_runs: the resident runs' pages count among the distinct pages. */
 int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, char *msg,
 	       size_t msglen);

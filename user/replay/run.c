@@ -44,8 +44,74 @@ void trace_scan__free(struct trace_scan *sc)
 {
 	free(sc->run);
 	free(sc->marks);
+	free(sc->huge);
 	sc->run = NULL;
 	sc->marks = NULL;
+	sc->huge = NULL;
+}
+
+static int cmp_huge(const void *a, const void *b)
+{
+	const struct huge_unit *x = a, *y = b;
+
+	if (x->tgid != y->tgid)
+		return x->tgid < y->tgid ? -1 : 1;
+	return x->vpage < y->vpage ? -1 : x->vpage > y->vpage;
+}
+
+uint64_t huge_base(const struct trace_scan *sc, uint32_t tgid, uint64_t vpage)
+{
+	const struct huge_unit key = { .vpage = vpage & ~(uint64_t)(REGION_PAGES - 1), .tgid = tgid };
+
+	if (!sc->nr_huge)
+		return UINT64_MAX;
+	return bsearch(&key, sc->huge, sc->nr_huge, sizeof(key), cmp_huge) ? key.vpage : UINT64_MAX;
+}
+
+/* A huge-page record the model can use: 2 MiB of 4 KiB pages, aligned. */
+static bool huge_usable(const struct trace *tr, const struct cxlt_sample *x)
+{
+	uint32_t order = x->source & 0xff;
+
+	return tr->hdr.page_size == 1U << CXLT_PAGE_SHIFT && (1U << order) == REGION_PAGES &&
+	       x->vpage % REGION_PAGES == 0 && x->weight % REGION_PAGES == 0;
+}
+
+/* The distinct page key of scan_trace: tgid in the top bits keeps processes apart. */
+static uint64_t scan_key(uint32_t tgid, uint64_t vpage)
+{
+	return (vpage ^ ((uint64_t)tgid << 40)) << 12;
+}
+
+/*
+ * Huge pages sorted, once each; their pages count among the distinct ones:
+ * all of them where resident runs count (the recording found them
+ * resident), else those of huge pages that have a sampled page (a first
+ * touch brings the whole huge page in).
+ */
+static int scan_huge(struct trace_scan *sc, struct page_table *pt, bool with_runs)
+{
+	uint64_t k = 0;
+	bool created;
+
+	if (!sc->nr_huge)
+		return 0;
+	qsort(sc->huge, sc->nr_huge, sizeof(*sc->huge), cmp_huge);
+	for (uint64_t i = 0; i < sc->nr_huge; i++)
+		if (!k || cmp_huge(&sc->huge[k - 1], &sc->huge[i]))
+			sc->huge[k++] = sc->huge[i];
+	sc->nr_huge = k;
+	for (uint64_t i = 0; i < sc->nr_huge; i++) {
+		const struct huge_unit *u = &sc->huge[i];
+		bool touched = with_runs;
+
+		for (uint32_t p = 0; p < REGION_PAGES && !touched; p++)
+			touched = page_table__find(pt, scan_key(u->tgid, u->vpage + p)) >= 0;
+		for (uint32_t p = 0; p < REGION_PAGES && touched; p++)
+			if (page_table__get(pt, scan_key(u->tgid, u->vpage + p), &created) < 0)
+				return -ENOMEM;
+	}
+	return 0;
 }
 
 int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, char *msg,
@@ -53,7 +119,7 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, ch
 {
 	struct trace_cursor *c = malloc(sizeof(*c));
 	struct page_table pt = { 0 };
-	uint64_t cap_runs = 0, cap_marks = 0;
+	uint64_t cap_runs = 0, cap_marks = 0, cap_huge = 0;
 	const struct cxlt_sample *x;
 	bool created;
 	int err = 0;
@@ -74,6 +140,20 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, ch
 				 (unsigned long long)sc->nr_marks);
 			goto out;
 		}
+		if (kind == TRACE_HUGE_RUN && !huge_usable(tr, x)) {
+			sc->huge_ignored++;
+		} else if (kind == TRACE_HUGE_RUN) {
+			for (uint32_t k = 0; k < x->weight; k += REGION_PAGES) {
+				const struct huge_unit u = { .vpage = x->vpage + k, .tgid = x->tgid };
+
+				if (push((void **)&sc->huge, &sc->nr_huge, &cap_huge, &u, sizeof(u))) {
+					err = -ENOMEM;
+					snprintf(msg, msglen, "out of memory for %llu huge pages",
+						 (unsigned long long)sc->nr_huge);
+					goto out;
+				}
+			}
+		}
 		if (kind == TRACE_RUN && x->weight && with_runs &&
 		    push((void **)&sc->run, &sc->runs, &cap_runs, x, sizeof(*x))) {
 			err = -ENOMEM;
@@ -86,8 +166,7 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, ch
 				sc->runs++;
 			sc->run_pages += x->weight;
 			for (uint32_t k = 0; with_runs && k < x->weight; k++)
-				if (page_table__get(&pt, ((x->vpage + k) ^ ((uint64_t)x->tgid << 40)) << 12,
-						    &created) < 0) {
+				if (page_table__get(&pt, scan_key(x->tgid, x->vpage + k), &created) < 0) {
 					snprintf(msg, msglen, "out of memory after %llu distinct pages",
 						 (unsigned long long)pt.nr);
 					err = -ENOMEM;
@@ -97,8 +176,7 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, ch
 		if (kind != TRACE_SAMPLE)
 			continue;
 		sc->samples++;
-		/* tgid in the top bits keeps processes apart; good enough for a count. */
-		if (page_table__get(&pt, (x->vpage ^ ((uint64_t)x->tgid << 40)) << 12, &created) < 0) {
+		if (page_table__get(&pt, scan_key(x->tgid, x->vpage), &created) < 0) {
 			snprintf(msg, msglen, "out of memory after %llu distinct pages",
 				 (unsigned long long)pt.nr);
 			err = -ENOMEM;
@@ -120,6 +198,9 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, ch
 		snprintf(msg, msglen, "%s", c->msg);
 		err = c->err;
 	}
+	if (!err && (err = scan_huge(sc, &pt, with_runs)))
+		snprintf(msg, msglen, "out of memory after %llu distinct pages",
+			 (unsigned long long)pt.nr);
 	/* Marks in time order (a trace may come from anyone); runs grouped by process. */
 	if (sc->nr_marks)
 		qsort(sc->marks, sc->nr_marks, sizeof(*sc->marks), cmp_u64);
@@ -156,6 +237,8 @@ struct replay_run {
 	uint32_t max_count;	/* the largest count in count_hist */
 	uint64_t *big;		/* for the oracle: counts of ORACLE_HIST and more */
 	size_t nr_big, cap_big;
+	uint64_t *huge_acc;	/* for the oracle: each accessed huge page's count */
+	uint64_t nr_huge_acc, cap_huge_acc;
 	struct sampler_run smp;	/* what feeds the tracker */
 	/* --start trace: the resident runs by tgid (the scan's), a group per tgid, the groups by time. */
 	const struct cxlt_sample *runs;
@@ -230,18 +313,51 @@ static int load_start(struct replay_run *r)
 	return 0;
 }
 
-/* The node a page of the start goes to: its run's tier if there is room, else the other's. */
-static int start_node(struct replay_run *r, int role)
+/*
+ * The record of page vpage of target ti: its own, or its huge page's (one
+ * record of REGION_PAGES pages, as the live tracker keeps a huge page).
+ */
+static int page_record(struct replay_run *r, uint32_t ti, uint64_t vpage, bool *created)
+{
+	struct target *t = &r->md.tr.targets[ti];
+	uint64_t base = huge_base(r->in->scan, (uint32_t)t->pid, vpage);
+	struct region_found f = { .base = base << CXLT_PAGE_SHIFT, .resident = REGION_PAGES,
+				  .resident_bits = ~0ULL, .huge = true,
+				  .node_id = { CXLT_NODE_UNKNOWN, CXLT_NODE_UNKNOWN } };
+	struct region *rg;
+
+	if (base == UINT64_MAX)
+		return page_table__get(&t->pt, vpage << CXLT_PAGE_SHIFT, created);
+	*created = false;
+	if ((rg = tracker__region(t, f.base)))
+		return (int)rg->rec;
+	if (!(rg = tracker__region_found(&r->md.tr, t, &f)))
+		return -ENOMEM;
+	*created = true;
+	t->pt.pages[rg->rec].npages = REGION_PAGES;
+	return (int)rg->rec;
+}
+
+/* Where a first touch of n pages goes: fast while it stays over its low watermark. */
+static int first_touch_node(const struct replay_run *r, uint32_t n)
+{
+	const struct model *md = &r->md;
+	uint64_t low = (uint64_t)(md->cap[NODE_FAST] * r->in->o->low_pct / 100);
+
+	return md->used[NODE_FAST] + low + n <= md->cap[NODE_FAST] ? NODE_FAST : NODE_SLOW;
+}
+
+/* The node n pages of the start go to: their run's tier if there is room, else the other's. */
+static int start_node(struct replay_run *r, int role, uint32_t n)
 {
 	struct model *md = &r->md;
-	uint64_t low = (uint64_t)(md->cap[NODE_FAST] * r->in->o->low_pct / 100);
 	int want = role == CXLT_NODE_FAST ? NODE_FAST : role == CXLT_NODE_SLOW ? NODE_SLOW :
-		   md->used[NODE_FAST] + low < md->cap[NODE_FAST] ? NODE_FAST : NODE_SLOW;
+		   first_touch_node(r, n);
 
-	if (md->used[want] < md->cap[want] || role < 0)
+	if (md->used[want] + n <= md->cap[want] || role < 0)
 		return want;
-	r->spilled++;
-	return md->used[!want] < md->cap[!want] ? !want : want;
+	r->spilled += n;
+	return md->used[!want] + n <= md->cap[!want] ? !want : want;
 }
 
 /* Puts a process's resident pages in the model where its runs say; pages it has keep theirs. */
@@ -256,18 +372,22 @@ static int apply_group(struct replay_run *r, struct start_group *g, uint32_t ti)
 		const struct cxlt_sample *x = &r->runs[i];
 		int role = trace__run_role(r->in->trace, x);
 
-		for (uint32_t k = 0; k < x->weight; k++) {
+		for (uint64_t vp = x->vpage; vp < x->vpage + x->weight;) {
 			bool created;
-			int idx = page_table__get(&t->pt, (x->vpage + k) << CXLT_PAGE_SHIFT, &created);
+			int idx = page_record(r, ti, vp, &created);
+			uint32_t n;
 			int node;
 
 			if (idx < 0)
 				return idx;
+			/* A huge page is placed whole, once: on to the page after it. */
+			n = tracker__record_pages(t, &t->pt.pages[idx]);
+			vp = n > 1 ? (t->pt.pages[idx].addr >> CXLT_PAGE_SHIFT) + n : vp + 1;
 			if (!created)
 				continue;
-			node = start_node(r, role);
+			node = start_node(r, role, n);
 			t->pt.pages[idx].node = (int8_t)node;
-			md->used[node]++;
+			md->used[node] += n;
 		}
 	}
 	if ((err = model_pages_grow(md, ti, t->pt.nr)))
@@ -355,24 +475,63 @@ static int oracle_count(struct replay_run *r, uint64_t a)
 	return 0;
 }
 
-/* The oracle's hits this epoch: the sum of the cap largest counts; the counts start again. */
+/* A huge page's accesses this epoch, for the oracle; 0 or -ENOMEM. */
+static int oracle_count_huge(struct replay_run *r, uint64_t a)
+{
+	return push(&r->huge_acc, &r->nr_huge_acc, &r->cap_huge_acc, &a, sizeof(a));
+}
+
+/*
+ * Takes the huge pages (sorted, from *h on) at least as dense as a page of
+ * `per_page` accesses, each whole where it fits; returns their accesses.
+ */
+static uint64_t oracle_take_huge(struct replay_run *r, uint64_t *h, uint64_t per_page,
+				 uint64_t *left)
+{
+	uint64_t hits = 0;
+
+	for (; *h < r->nr_huge_acc && r->huge_acc[*h] >= per_page * REGION_PAGES; (*h)++) {
+		if (*left < REGION_PAGES)
+			continue;
+		hits += r->huge_acc[*h];
+		*left -= REGION_PAGES;
+	}
+	return hits;
+}
+
+/*
+ * The oracle's hits this epoch: the cap fast pages given to the densest
+ * accesses, a huge page whole (greedy by accesses per page, as the model
+ * moves a huge page whole: no split); the counts start again.
+ */
 static uint64_t oracle_hits(struct replay_run *r, uint64_t cap)
 {
-	uint64_t hits = 0, left = cap;
+	uint64_t hits = 0, left = cap, h = 0;
 
 	if (r->nr_big)
 		qsort(r->big, r->nr_big, sizeof(*r->big), cmp_desc);
-	for (size_t k = 0; k < r->nr_big && left; k++, left--)
-		hits += r->big[k];
+	if (r->nr_huge_acc)
+		qsort(r->huge_acc, r->nr_huge_acc, sizeof(*r->huge_acc), cmp_desc);
+	for (size_t k = 0; k < r->nr_big; k++) {
+		hits += oracle_take_huge(r, &h, r->big[k], &left);
+		if (left) {
+			hits += r->big[k];
+			left--;
+		}
+	}
 	for (uint32_t s = r->max_count; s > 0; s--) {
-		uint64_t take = r->count_hist[s] < left ? r->count_hist[s] : left;
+		uint64_t take;
 
+		hits += oracle_take_huge(r, &h, s, &left);
+		take = r->count_hist[s] < left ? r->count_hist[s] : left;
 		hits += take * s;
 		left -= take;
 		r->count_hist[s] = 0;
 	}
+	hits += oracle_take_huge(r, &h, 0, &left);
 	r->nr_big = 0;
 	r->max_count = 0;
+	r->nr_huge_acc = 0;
 	return hits;
 }
 
@@ -406,7 +565,7 @@ static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 			return ti;
 		sampler_run__clock(&r->smp, x->time_ns);
 		t = &md->tr.targets[ti];
-		idx = page_table__get(&t->pt, x->vpage << CXLT_PAGE_SHIFT, &created);
+		idx = page_record(r, (uint32_t)ti, x->vpage, &created);
 		if (idx < 0)
 			return idx;
 		if (created && (err = model_pages_grow(md, ti, t->pt.nr)))
@@ -460,17 +619,17 @@ static int replay_account(void *ctx)
 	const struct run_in *in = r->in;
 	struct model *md = &r->md;
 	uint64_t acc = 0, hits = 0;
-	uint64_t low = (uint64_t)(md->cap[NODE_FAST] * in->o->low_pct / 100);
 
 	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++) {
 		struct target *t = &md->tr.targets[ti];
 		struct model_page *mp = md->pages[ti];
 
 		for (uint32_t i = t->nodes_known; i < t->pt.nr; i++) {
-			int node = md->used[NODE_FAST] + low < md->cap[NODE_FAST] ? NODE_FAST : NODE_SLOW;
+			uint32_t n = tracker__record_pages(t, &t->pt.pages[i]);
+			int node = first_touch_node(r, n);
 
 			t->pt.pages[i].node = (int8_t)node;
-			md->used[node]++;
+			md->used[node] += n;
 		}
 		t->nodes_known = t->pt.nr;
 		for (uint32_t i = 0; i < t->pt.nr; i++) {
@@ -481,7 +640,8 @@ static int replay_account(void *ctx)
 			acc += a;
 			if (t->pt.pages[i].node == NODE_FAST)
 				hits += a;
-			if (in->oracle && oracle_count(r, a))
+			if (in->oracle && ((t->pt.pages[i].flags & PAGE_HUGE) ?
+					   oracle_count_huge(r, a) : oracle_count(r, a)))
 				return -ENOMEM;
 			mp[i].accesses = 0;
 		}
@@ -526,12 +686,16 @@ static void epochs_line(struct replay_run *r)
 		const struct page_table *pt = &md->tr.targets[ti].pt;
 
 		for (uint32_t i = 0; i < pt->nr; i++) {
-			uint64_t vp = pt->pages[i].addr >> CXLT_PAGE_SHIFT;
+			uint64_t lo = pt->pages[i].addr >> CXLT_PAGE_SHIFT;
+			uint64_t hi = lo + tracker__record_pages(&md->tr.targets[ti], &pt->pages[i]);
 
-			if (vp < o->watch_lo || vp >= o->watch_hi)
+			/* The record's pages in the watched range (a huge page's may be some). */
+			lo = lo > o->watch_lo ? lo : o->watch_lo;
+			hi = hi < o->watch_hi ? hi : o->watch_hi;
+			if (lo >= hi)
 				continue;
-			wf += pt->pages[i].node == NODE_FAST;
-			ws += pt->pages[i].node == NODE_SLOW;
+			wf += pt->pages[i].node == NODE_FAST ? hi - lo : 0;
+			ws += pt->pages[i].node == NODE_SLOW ? hi - lo : 0;
 		}
 	}
 	epoch_window(r->in, md->e, &start, &end);
@@ -656,6 +820,7 @@ out:
 	tracker__free(&md->tr);
 	free(r->count_hist);
 	free(r->big);
+	free(r->huge_acc);
 	sampler_run__free(&r->smp);
 	free(r->groups);
 	free(r->by_time);

@@ -763,6 +763,7 @@ static int tear_down(struct agent *a, int err)
 	if (a->sfd >= 0)
 		close(a->sfd);
 	sandbox__stop(&a->sandbox);
+	sight__stop();
 	tracker__free(&a->tr);
 	mover__free(&a->m);
 	engine__free(&a->eng);

@@ -2,6 +2,7 @@
 /* What the sources cannot see of a target (issue 18): see sight.h. */
 #include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,129 @@ int sight__census(pid_t pid, struct mem_census *c)
 	err = sight__census_file(f, psz > 0 ? (unsigned)(psz / 1024) : 4, c);
 	fclose(f);
 	return err;
+}
+
+/*
+ * The census off the epoch's path: reading numa_maps walks a process's page
+ * tables, about 100 ms for 16 GiB of 4 KiB pages, so a thread reads it and
+ * the epoch takes what is done.  One slot per process asked.
+ */
+#define SIGHT_SLOTS 256
+enum slot_state { SLOT_FREE, SLOT_ASKED, SLOT_RUNNING, SLOT_DONE };
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	pthread_t th;
+	bool started, stopping;
+	struct {
+		pid_t pid;
+		enum slot_state state;
+		int err;
+		struct mem_census c;
+	} slot[SIGHT_SLOTS];
+} worker = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+/* The slot of pid in state, or (any_pid) the first in state: an index or -1. */
+static int find_slot(pid_t pid, bool any_pid, enum slot_state state)
+{
+	for (int i = 0; i < SIGHT_SLOTS; i++)
+		if (worker.slot[i].state == state && (any_pid || worker.slot[i].pid == pid))
+			return i;
+	return -1;
+}
+
+static void *worker_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&worker.mu);
+	while (!worker.stopping) {
+		struct mem_census c;
+		int i = find_slot(0, true, SLOT_ASKED), err;
+		pid_t pid;
+
+		if (i < 0) {
+			pthread_cond_wait(&worker.cv, &worker.mu);
+			continue;
+		}
+		worker.slot[i].state = SLOT_RUNNING;
+		pid = worker.slot[i].pid;
+		pthread_mutex_unlock(&worker.mu);
+		err = sight__census(pid, &c);
+		pthread_mutex_lock(&worker.mu);
+		/* Forgotten meanwhile: the slot is someone else's or free. */
+		if (worker.slot[i].state == SLOT_RUNNING && worker.slot[i].pid == pid) {
+			worker.slot[i].c = c;
+			worker.slot[i].err = err;
+			worker.slot[i].state = SLOT_DONE;
+		}
+	}
+	pthread_mutex_unlock(&worker.mu);
+	return NULL;
+}
+
+int sight__ask(pid_t pid)
+{
+	int i, err = 0;
+
+	pthread_mutex_lock(&worker.mu);
+	if (!worker.started) {
+		if ((err = -pthread_create(&worker.th, NULL, worker_main, NULL)))
+			goto out;
+		worker.started = true;
+	}
+	for (enum slot_state st = SLOT_ASKED; st <= SLOT_DONE; st++)
+		if (find_slot(pid, false, st) >= 0)
+			goto out;	/* on its way already */
+	if ((i = find_slot(0, true, SLOT_FREE)) < 0) {
+		err = -EAGAIN;
+		goto out;
+	}
+	worker.slot[i].pid = pid;
+	worker.slot[i].state = SLOT_ASKED;
+	pthread_cond_signal(&worker.cv);
+out:
+	pthread_mutex_unlock(&worker.mu);
+	return err;
+}
+
+int sight__take(pid_t pid, struct mem_census *c)
+{
+	int i, ret = 0;
+
+	pthread_mutex_lock(&worker.mu);
+	if ((i = find_slot(pid, false, SLOT_DONE)) >= 0) {
+		*c = worker.slot[i].c;
+		ret = worker.slot[i].err == -ENOENT ? -ESRCH : worker.slot[i].err ? worker.slot[i].err : 1;
+		worker.slot[i].state = SLOT_FREE;
+	} else if (find_slot(pid, false, SLOT_ASKED) < 0 && find_slot(pid, false, SLOT_RUNNING) < 0) {
+		ret = -ENOENT;
+	}
+	pthread_mutex_unlock(&worker.mu);
+	return ret;
+}
+
+void sight__forget(pid_t pid)
+{
+	pthread_mutex_lock(&worker.mu);
+	for (int i = 0; i < SIGHT_SLOTS; i++)
+		if (worker.slot[i].state != SLOT_FREE && worker.slot[i].pid == pid)
+			worker.slot[i].state = SLOT_FREE;
+	pthread_mutex_unlock(&worker.mu);
+}
+
+void sight__stop(void)
+{
+	pthread_mutex_lock(&worker.mu);
+	worker.stopping = true;
+	pthread_cond_signal(&worker.cv);
+	pthread_mutex_unlock(&worker.mu);
+	if (worker.started)
+		pthread_join(worker.th, NULL);
+	pthread_mutex_lock(&worker.mu);
+	worker.started = worker.stopping = false;
+	memset(worker.slot, 0, sizeof(worker.slot));
+	pthread_mutex_unlock(&worker.mu);
 }
 
 /* The first source, in auto's order, that this machine has and that sees everything. */

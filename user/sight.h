@@ -40,7 +40,8 @@ struct sight_env {
 struct unseen {
 	uint64_t pages;		/* resident pages no attached source sees */
 	uint64_t resident;	/* resident pages at the check */
-	uint64_t resident_at_add; /* resident when the agent adopted it; UINT64_MAX: not yet */
+	uint64_t resident_at_add; /* resident when the agent adopted it (its first census) */
+	bool judged;		/* its first census is in */
 	uint64_t epoch;		/* the tracker epoch of the check */
 	bool first_touch;	/* unseen for being there before a first-touch source watched */
 	const char *source;	/* a source that would see them on this machine, or NULL */
@@ -55,6 +56,20 @@ struct unseen {
 int sight__census_file(FILE *f, unsigned page_kb, struct mem_census *c);
 /* The census of a process; -errno (-ENOENT: it is gone). */
 int sight__census(pid_t pid, struct mem_census *c);
+
+/*
+ * The same off the caller's thread (numa_maps costs about 100 ms for 16 GiB
+ * of 4 KiB pages, so never in an epoch).  sight__ask() queues pid's census
+ * (nothing if it is on its way): 0, -EAGAIN with 256 queued, or -errno when
+ * the thread cannot start.  sight__take(): 1 with *c once done, 0 while on
+ * its way, -ENOENT when not asked, -ESRCH for a process gone, or the
+ * census's -errno.  sight__forget()
+ * drops what is asked for a process gone; sight__stop() ends the thread.
+ */
+int sight__ask(pid_t pid);
+int sight__take(pid_t pid, struct mem_census *c);
+void sight__forget(pid_t pid);
+void sight__stop(void);
 
 /*
  * Judges what sources ATT[0..N) miss of a target with census C: fills u

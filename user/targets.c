@@ -220,24 +220,32 @@ static bool scanner_on(void)
 
 /*
  * What the sources miss of target T (issue 18; the judgement is sight.c's),
- * checked when it is added (ADDED) and every SIGHT_EPOCHS epochs; said in
- * the log when it is added with pages unseen, and when that changes from
+ * from its census, read off the epoch by sight.c's thread: asked when it is
+ * added and every SIGHT_EPOCHS epochs, judged when it is in.  Said in the
+ * log at the first judgement with pages unseen, and when that changes from
  * none to some or back.
  */
-static void check_sight(struct target *t, const struct sampler *s, uint64_t epoch, bool added)
+static void check_sight(struct target *t, const struct sampler *s, uint64_t epoch)
 {
 	struct sight_env env = s->env;
 	struct mem_census c;
 	uint64_t was = t->unseen.pages;
+	bool first = !t->unseen.judged;
+	int ret = sight__take(t->pid, &c);
 
-	if (sight__census(t->pid, &c))
+	if (ret == -ENOENT && epoch >= t->unseen.epoch + SIGHT_EPOCHS) {
+		if (!sight__ask(t->pid))
+			t->unseen.epoch = epoch;
 		return;
-	if (added)
+	}
+	if (ret <= 0)
+		return;
+	if (first)
 		t->unseen.resident_at_add = c.resident;
+	t->unseen.judged = true;
 	env.scanner_on = scanner_on();
 	sight__judge(&c, s->attached, s->nr_attached, &env, &t->unseen);
-	t->unseen.epoch = epoch;
-	if (added ? !t->unseen.pages : !was == !t->unseen.pages)
+	if (first ? !t->unseen.pages : !was == !t->unseen.pages)
 		return;
 	if (!t->unseen.pages) {
 		pr_info("target pid %d (%s): the source sees all of its memory now", t->pid, t->comm);
@@ -282,8 +290,8 @@ static int add(struct target_specs *ts, struct tracker *tr, struct sampler *s, p
 		return err;
 	}
 	pr_info("target pid %d (%s) added: %s", pid, comm, why);
-	if (s)
-		check_sight(&tr->targets[idx], s, tr->epoch, true);
+	if (s && !sight__ask(pid))
+		tr->targets[idx].unseen.epoch = tr->epoch;
 	return 1;
 }
 
@@ -488,12 +496,12 @@ int targets__refresh(struct target_specs *ts, struct tracker *tr, struct sampler
 			(unsigned long long)t->ctr.promoted, (unsigned long long)t->ctr.demoted);
 		if (s)
 			sampler__del_target(s, t->pid);
+		sight__forget(t->pid);
 		tracker__remove_target(tr, i);
 		changes++;
 	}
 	for (uint32_t i = 0; s && i < tr->nr_targets; i++)
-		if (tr->epoch >= tr->targets[i].unseen.epoch + SIGHT_EPOCHS)
-			check_sight(&tr->targets[i], s, tr->epoch, false);
+		check_sight(&tr->targets[i], s, tr->epoch);
 	/* Explicit PIDs are added once; a reused PID is another process. */
 	for (int i = 0; i < ts->nr_pids; i++) {
 		if (!ts->pids[i] || tracker__find_target(tr, ts->pids[i]) >= 0)

@@ -4,6 +4,7 @@
  * numa_maps text, the judgement per attached source, and auto's order in
  * the source table.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sight.h"
@@ -58,6 +60,47 @@ static void census_of_this_process_sees_its_own_policy(void **state)
 	assert_true(c.resident > 0);
 	assert_int_equal(c.policy, 0);	/* tests run under the default policy */
 	assert_true(sight__census(-1, &c) < 0);
+}
+
+/* Waits for the worker's census of pid: its sight__take() once not 0 (10 s at most). */
+static int taken(pid_t pid, struct mem_census *c)
+{
+	int ret = 0;
+
+	for (int i = 0; i < 10000 && !(ret = sight__take(pid, c)); i++)
+		usleep(1000);
+	return ret;
+}
+
+/* The census off the caller's thread: asked, taken once, forgotten, stopped. */
+static void census_comes_from_the_worker(void **state)
+{
+	struct mem_census c;
+	pid_t gone;
+
+	(void)state;
+	assert_int_equal(sight__take(getpid(), &c), -ENOENT);
+	assert_int_equal(sight__ask(getpid()), 0);
+	assert_int_equal(sight__ask(getpid()), 0);	/* on its way already: one census */
+	assert_int_equal(taken(getpid(), &c), 1);
+	assert_true(c.resident > 0);
+	assert_int_equal(sight__take(getpid(), &c), -ENOENT);
+
+	/* A process that has exited: its census says so. */
+	if (!(gone = fork()))
+		_exit(0);
+	assert_true(gone > 0);
+	assert_int_equal(waitpid(gone, NULL, 0), gone);
+	assert_int_equal(sight__ask(gone), 0);
+	assert_int_equal(taken(gone, &c), -ESRCH);
+
+	assert_int_equal(sight__ask(getpid()), 0);
+	sight__forget(getpid());
+	assert_int_equal(sight__take(getpid(), &c), -ENOENT);
+	sight__stop();
+	assert_int_equal(sight__ask(getpid()), 0);	/* starts again */
+	assert_int_equal(taken(getpid(), &c), 1);
+	sight__stop();
 }
 
 static const struct source_def *src(const char *name)
@@ -173,6 +216,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(census_counts_policies_the_scanner_skips),
 		cmocka_unit_test(census_of_this_process_sees_its_own_policy),
+		cmocka_unit_test(census_comes_from_the_worker),
 		cmocka_unit_test(hint_misses_the_preferred_pages_and_names_what_sees_them),
 		cmocka_unit_test(sources_that_see_everything_leave_nothing_unseen),
 		cmocka_unit_test(fault_misses_what_was_there_before),

@@ -504,12 +504,19 @@ void tracker__ingest_page(struct tracker *tr, struct target *t, const struct cxl
 			  const struct cxlt_page_val *val)
 {
 	struct cxlt_page *p = sample_record(tr, t, key->vpage << CXLT_PAGE_SHIFT);
-	uint32_t s;
 
 	if (!p) {
 		tr->dropped++;
 		return;
 	}
+	tracker__ingest_record(tr, t, p, val);
+}
+
+void tracker__ingest_record(struct tracker *tr, struct target *t, struct cxlt_page *p,
+			    const struct cxlt_page_val *val)
+{
+	uint32_t s;
+
 	s = p->samples + val->samples;
 	p->samples = s > UINT16_MAX ? UINT16_MAX : s;
 	p->flags |= CXLT_PAGE_SAMPLED | (val->hint_faults ? CXLT_PAGE_HINTED : 0);

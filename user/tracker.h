@@ -184,6 +184,9 @@ void tracker__ingest(struct tracker *tr, const struct cxlt_page_key *keys,
 /* One entry of target t, for a caller that finds t by its own index (the replay). */
 void tracker__ingest_page(struct tracker *tr, struct target *t, const struct cxlt_page_key *key,
 			  const struct cxlt_page_val *val);
+/* The same for the record a sample of it goes to, found already (the replay knows it). */
+void tracker__ingest_record(struct tracker *tr, struct target *t, struct cxlt_page *p,
+			    const struct cxlt_page_val *val);
 /*
  * A source that reports ranges (DAMON): every page of [start, end) of t was
  * accessed `samples` times.  A whole 2 MiB region goes to its record at once

@@ -181,7 +181,7 @@ static void emit(struct sampler_run *s, uint32_t ti, uint32_t idx, uint64_t time
 	struct cxlt_page_key key = { .tgid = (uint32_t)t->pid, .vpage = addr >> CXLT_PAGE_SHIFT };
 	struct cxlt_page_val val = { .samples = n, .hint_faults = source == CXLT_SRC_HINT };
 
-	tracker__ingest_page(&s->md->tr, t, &key, &val);
+	tracker__ingest_record(&s->md->tr, t, &t->pt.pages[idx], &val);
 	if (s->csv) {
 		const struct source_def *d = sources__by_kind(source);
 

@@ -602,6 +602,7 @@ static int open_sources(struct agent *a)
 		so.record = true;
 		so.on_sample = recorder__sample;
 		so.sample_ctx = &a->rec;
+		a->tr.first_sweep_whole = true;
 		pr_info("recording every sample to %s", k->record);
 	}
 	if (strstr(k->source, "hint") && !so.allow_hint) {

@@ -530,11 +530,22 @@ void tracker__sweep_all(struct tracker *tr, uint32_t min_epochs)
 {
 	double deadline = now_sec() + tr->sweep_ms / 1000;
 	uint32_t n = tr->nr_targets;
+	int err;
 
+	for (uint32_t i = 0; i < n && tr->first_sweep_whole; i++) {
+		struct target *t = &tr->targets[i];
+
+		if (t->gone || t->sweep_gen)
+			continue;
+		err = tracker__sweep(tr, t, 0);
+		if (err == -ESRCH)
+			t->gone = true;
+		else if (err < 0)
+			pr_warn("pid %d: sweeping its memory failed: %s", t->pid, strerror(-err));
+	}
 	for (uint32_t k = 0; k < n && now_sec() < deadline; k++) {
 		uint32_t i = (tr->sweep_next + k) % n;
 		struct target *t = &tr->targets[i];
-		int err;
 
 		if (t->gone || (!t->sweep_cursor && t->last_scan_epoch &&
 				tr->epoch + 1 - t->last_scan_epoch < min_epochs))

@@ -9,8 +9,11 @@ ARCH      := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
 CFLAGS    ?= -O2 -g
 WARNINGS  := -Wall -Wextra -Werror -Wimplicit-fallthrough
+# user/ in data-path order: sources -> tracking -> decision -> moving, the agent
+# around them, replay beside it; the programs' main files and what all share at the top.
+USER_DIRS := sources tracking decision moving agent
 ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARNINGS) -D_GNU_SOURCE \
-	-Iinclude -Ibpf -Iuser -I$(BUILD)
+	-Iinclude -Ibpf -Iuser $(patsubst %,-Iuser/%,$(USER_DIRS)) -I$(BUILD)
 # Each object depends on the headers it includes: -MMD writes them to a .d beside it.
 DEPFLAGS  := -MMD -MP
 LDLIBS    := -lbpf -lelf -lz -lnuma -ljson-c -linih -lmicrohttpd -ldl -lm -lpthread
@@ -32,7 +35,8 @@ BPF_PROGS := sampler kmigrate damon marks
 POLICIES  := $(patsubst tiering-policies/%.c,%,$(wildcard tiering-policies/*.c))
 # Everything in user/ except the programs' main files is the agent library.
 MAINS     := cxltierd cxltierctl cxltier-replay
-LIB_SRCS  := $(filter-out $(patsubst %,user/%.c,$(MAINS)),$(wildcard user/*.c))
+LIB_SRCS  := $(filter-out $(patsubst %,user/%.c,$(MAINS)),$(wildcard user/*.c)) \
+	$(foreach d,$(USER_DIRS),$(wildcard user/$(d)/*.c))
 LIB_OBJS  := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(LIB_SRCS))
 # cxltier-replay's own parts (model, run, synthesis, output).
 REPLAY_OBJS := $(patsubst user/%.c,$(BUILD)/obj/%.o,$(wildcard user/replay/*.c))
@@ -77,9 +81,9 @@ $(patsubst %,$(BUILD)/%,$(MAINS)): $(BUILD)/%: $(BUILD)/obj/%.o $(BUILD)/libcxlt
 	$(Q)$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $(filter %.o,$^) $(filter %.a,$^) $(LDLIBS)
 
 # tierbench borrows one helper of the agent: page frame -> node.
-$(BUILD)/tierbench: tools/tierbench.c $(BUILD)/obj/pfn_nodes.o $(BUILD)/obj/util.o | $(BUILD)
+$(BUILD)/tierbench: tools/tierbench.c $(BUILD)/obj/tracking/pfn_nodes.o $(BUILD)/obj/util.o | $(BUILD)
 	$(call msg,CC,$@)
-	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -Iuser -pthread -o $@ $^ -lnuma -lm
+	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -Iuser -Iuser/tracking -pthread -o $@ $^ -lnuma -lm
 
 # A real program's loads and stores as a trace (valgrind's lackey, streamed).
 $(BUILD)/cxltier-capture: tools/capture.c $(BUILD)/libcxlt.a | $(BUILD)
@@ -108,7 +112,7 @@ $(BUILD)/bench_controller: tests/bench/bench_controller.c $(BUILD)/libcxlt.a $(B
 
 tests: $(UNIT_TESTS) $(LIVE_TESTS) $(TEST_POLICIES) $(BUILD)/pageset
 
--include $(wildcard $(BUILD)/*.d $(BUILD)/obj/*.d $(BUILD)/obj/replay/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/*.d $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d $(BUILD)/tests/*.d)
 
 # Unit tests run anywhere; live tests load BPF into this kernel (root).  Then
 # the unit and live tests again, built by clang with AddressSanitizer and

@@ -13,7 +13,8 @@ V=${V:-0}
 
 FLAGS=(-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
        -fno-sanitize-recover=undefined -D_GNU_SOURCE -std=gnu11
-       -Wall -Wextra -Werror -Iinclude -Ibpf -Iuser -I"$BUILD")
+       -Wall -Wextra -Werror -Iinclude -Ibpf -Iuser -Iuser/sources -Iuser/tracking -Iuser/decision
+       -Iuser/moving -Iuser/agent -I"$BUILD")
 # The policies are loaded with dlopen: sanitized, but without libFuzzer's
 # coverage counters, which would dangle after each dlclose.
 POLICY_FLAGS=(-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined
@@ -38,13 +39,13 @@ target() {
 	run "$CLANG" "${FLAGS[@]}" "tests/fuzz/$name.c" "$@" -o "$OUT/$name"
 }
 
-target fuzz_config user/config.c user/shares.c user/sources.c user/util.c -linih -lm
-target fuzz_trace user/trace.c user/pfn_nodes.c user/util.c -lm
-target fuzz_control user/control.c user/util.c -ljson-c -lmicrohttpd -lpthread -lm
-target fuzz_policy_params user/policy_host.c user/util.c -ldl -lm
+target fuzz_config user/agent/config.c user/decision/shares.c user/sources/sources.c user/util.c -linih -lm
+target fuzz_trace user/trace.c user/tracking/pfn_nodes.c user/util.c -lm
+target fuzz_control user/agent/control.c user/util.c -ljson-c -lmicrohttpd -lpthread -lm
+target fuzz_policy_params user/decision/policy_host.c user/util.c -ldl -lm
 # The replay's main as replay_main, without gnuplot, at most 10000 epochs.
-target fuzz_replay user/cxltier-replay.c user/replay/*.c user/config.c user/engine.c user/mover.c user/pipeline.c user/platform.c user/policy_host.c user/sandbox.c user/shares.c user/sources.c \
-	user/pfn_nodes.c user/sweep.c user/topology.c user/trace.c user/tracker.c user/util.c -Dmain=replay_main -DREPLAY_NO_GNUPLOT \
+target fuzz_replay user/cxltier-replay.c user/replay/*.c user/agent/config.c user/decision/engine.c user/moving/mover.c user/decision/pipeline.c user/moving/platform.c user/decision/policy_host.c user/decision/sandbox.c user/decision/shares.c user/sources/sources.c \
+	user/tracking/pfn_nodes.c user/tracking/sweep.c user/tracking/topology.c user/trace.c user/tracking/tracker.c user/util.c -Dmain=replay_main -DREPLAY_NO_GNUPLOT \
 	-DREPLAY_MAX_EPOCHS=10000 -ljson-c -linih -lnuma -ldl -lm
 
 for src in tiering-policies/*.c; do

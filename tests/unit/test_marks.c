@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Which pages the kernel's NUMA scanner has marked since their last sample
- * (user/marks.c, tracker__mark_pass), against /proc/PID/sched files in a
+ * (user/sources/marks.c, tracker__mark_pass), against /proc/PID/sched files in a
  * temporary tree and hand-fed skipped VMAs: the flag CXLT_PAGE_UNSEEN that
  * keeps a policy from calling a page idle while the hint source could not
  * see its use.  The tracepoint side runs live: tests/live/hint-budget.sh.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The policy's own process (user/sandbox.c): hotcold deciding there plans
+ * The policy's own process (user/decision/sandbox.c): hotcold deciding there plans
  * exactly what it plans in-process on the same view, epoch after epoch,
  * and keeps its policy words; a large view (glibc's qsort asks the kernel
  * for the machine's memory) passes the seccomp filter.  The hostile

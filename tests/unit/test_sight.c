@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Memory the sources cannot see (user/sight.c, issue 18): the census from
+ * Memory the sources cannot see (user/sources/sight.c, issue 18): the census from
  * numa_maps text, the judgement per attached source, and auto's order in
  * the source table.
  */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The source table (user/sources.c): what --source and the config accept,
+ * The source table (user/sources/sources.c): what --source and the config accept,
  * the messages for what they refuse, the repeat rule by trace kind, and
  * every source documented in cxltierd --help, the man page and the sample
  * config.  Run from the top of the tree (tests/run does).

@@ -85,7 +85,7 @@ struct vrange {
 	uint64_t start, end;
 };
 
-/* Hint source: the kernel scanner's passes over one target (user/marks.c). */
+/* Hint source: the kernel scanner's passes over one target (user/sources/marks.c). */
 struct scan_follow {
 	uint32_t seq;		/* mm->numa_scan_seq at the last look */
 	bool known;

@@ -23,7 +23,7 @@ enum source_hook {
 
 /*
  * Which of a target's resident pages a source can see (issue 18).  The
- * target visibility check (user/sight.c) and auto's choice both read it.
+ * target visibility check (user/sources/sight.c) and auto's choice both read it.
  */
 enum source_sight {
 	SIGHT_ALL,	  /* every resident page, whatever its memory policy */

@@ -7,7 +7,7 @@
  * the fault source sees first touches only, none of the pages a process had
  * before the agent watched it.  A target's census comes from
  * /proc/PID/numa_maps; what each source sees is the source table's sight
- * (user/sources.c).  This is the one place that judges it: the log lines,
+ * (user/sources/sources.c).  This is the one place that judges it: the log lines,
  * the status and the metrics all read struct unseen.
  */
 #ifndef CXLT_SIGHT_H

@@ -50,7 +50,7 @@
  * credit.  Once open, it closes only after every target's scanner has made
  * a whole pass through it, so that each opening marks every fast-tier page
  * once: a pass is what the cost buys, and what tells a policy that a page
- * went unused (user/marks.h).  The debt is paid with closed time, so the
+ * went unused (user/sources/marks.h).  The debt is paid with closed time, so the
  * budget holds on average.  Mode 2 marks only slow-tier pages, whose faults
  * keep coming; the kernel promotes nothing in either (rate limit 0).
  */

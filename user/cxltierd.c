@@ -2,13 +2,13 @@
 /*
  * cxltierd: the cxltier agent.  Every epoch it drains the BPF heat map into
  * the tracker, refreshes targets and topology, asks the policy for a plan
- * and has the mover carry it out.  The design is in docs/design.md and in
- * the comments at the top of bpf/sampler.bpf.c and each user/ module.
+ * and has the mover carry it out.  This file is the agent's set-up, loop and
+ * tear-down; its epoch steps are in agent/live.c, what it is asked while it
+ * runs in agent/requests.c.  The design is in docs/design.md and in the
+ * comments at the top of bpf/sampler.bpf.c and each user/ module.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
-#include <libgen.h>
 #include <numa.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,59 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent_settings.h"
-#include "config.h"
-#include "control.h"
-#include "damon.h"
-#include "engine.h"
-#include "kmigrate.h"
-#include "ksettings.h"
-#include "marks.h"
-#include "mover.h"
-#include "pipeline.h"
-#include "policy_host.h"
-#include "recorder.h"
-#include "sampler.h"
+#include "agent.h"
 #include "service.h"
-#include "shares.h"
-#include "status.h"
 #include "targets.h"
-#include "topology.h"
-#include "tracker.h"
 #include "util.h"
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t reload_requested;
-
-struct agent {
-	struct config *cfg;
-	struct topology topo;
-	struct tracker tr;
-	struct sampler s;
-	struct mover m;
-	struct policy_host policy;
-	struct ksettings kset;
-	struct marks marks;
-	struct kmigrate km;
-	struct damon_src damon;
-	bool use_damon;
-	char damon_state[600];
-	struct agent_state st;
-	bool migrate;
-	struct engine eng;
-	struct control ctl;
-	uint64_t log_every;
-	double epoch_t0;	/* when the epoch in flight began */
-	int drained;		/* heat entries the epoch in flight took in */
-	int argc;		/* the command line, read again by a reload */
-	char **argv;
-	struct recorder rec;
-	struct sandbox sandbox;	/* where the policy decides */
-	struct fast_shares shares;	/* --fast-share */
-	int lock_fd, sfd;	/* the machine lock, the signals; -1: not yet */
-	bool run_dir_ok;
-	char kset_state[600];
-};
 
 /*
  * source auto, the DAMON rows of its order: damon-vaddr (our own vaddr
@@ -91,338 +45,7 @@ static int try_damon(void *ctx, const char *name, char *why, size_t len)
 	return err;
 }
 
-/* Migrate or observe, from the topology and the flags; says which and why. */
-static void set_mode(struct agent *a)
-{
-	a->migrate = !a->cfg->k.observe && topology__has_slow(&a->topo) && numa_available() >= 0;
-	a->st.mode = a->migrate ? "migrate" : "observe";
-	a->st.mode_why = a->cfg->k.observe ? "--observe given" :
-			 !topology__has_slow(&a->topo) ?
-			 "no slow memory node on this machine: nothing to migrate to" :
-			 a->migrate ? "fast and slow nodes present" : "no NUMA support";
-	if (a->migrate)
-		pr_info("migrate mode: policy %s, %.0f MiB/s budget, watermarks %.1f%%/%.1f%%",
-			a->policy.ops->name, a->m.opts.rate_mbps ? a->m.opts.rate_mbps : a->cfg->k.mover.rate_mbps,
-			a->cfg->k.mover.low_wmark_pct, a->cfg->k.mover.high_wmark_pct);
-	else
-		pr_info("observe mode: %s; sampling, tracking and reporting only", a->st.mode_why);
-}
 
-/*
- * Memory hotplug and CXL dynamic capacity: nodes appear, grow, shrink and
- * go away while the agent runs.  The topology is read again every epoch;
- * when a node's size or role changed, the agent says so, uses the new one
- * (a node without memory is no longer a destination), and switches between
- * migrate and observe mode as needed.
- */
-static void follow_topology(struct agent *a)
-{
-	struct topology *fresh = malloc(sizeof(*fresh));
-	int lvl = log_verbosity;
-	bool changed;
-
-	if (!fresh)
-		return;
-	log_verbosity = LOG_ERR;	/* a failed re-read is reported below, once */
-	if (topology__reload(fresh, &a->topo, a->cfg->k.fast_nodes, a->cfg->k.slow_nodes)) {
-		log_verbosity = lvl;
-		pr_warn("cannot re-read the topology (a named node lost its memory?); keeping the last one");
-		free(fresh);
-		return;
-	}
-	log_verbosity = lvl;
-	changed = fresh->nr_nodes != a->topo.nr_nodes || fresh->fast_mask != a->topo.fast_mask ||
-		  fresh->slow_mask != a->topo.slow_mask;
-	for (int i = 0; !changed && i < fresh->nr_nodes; i++)
-		changed = fresh->nodes[i].id != a->topo.nodes[i].id ||
-			  fresh->nodes[i].total_pages != a->topo.nodes[i].total_pages ||
-			  fresh->nodes[i].tier != a->topo.nodes[i].tier;
-	if (changed) {
-		bool was = a->migrate;
-
-		pr_info("topology changed (memory hotplug or dynamic capacity):");
-		a->topo = *fresh;
-		topology__log(&a->topo);
-		set_mode(a);
-		if (was != a->migrate)
-			pr_info("now %s", a->migrate ? "migrating again" : "observing: no slow node to migrate to");
-	} else {
-		for (int i = 0; i < fresh->nr_nodes; i++)
-			a->topo.nodes[i].free_pages = fresh->nodes[i].free_pages;
-	}
-	free(fresh);
-}
-
-/* The agent's steps of the epoch pipeline (pipeline.h). */
-static int live_ingest(void *ctx)
-{
-	struct agent *a = ctx;
-	int err;
-
-	targets__refresh(&a->cfg->specs, &a->tr, &a->s);
-	shares__apply(&a->shares, &a->tr, topology__fast_pages(&a->topo));
-	if (a->tr.sight) {
-		/* Passes before samples: a page marked and sampled in one epoch stays unseen. */
-		bool seen = marks__follow(&a->marks, &a->tr, a->kset.gate.open, a->topo.fast_mask,
-					  a->kset.gate.opened_epoch);
-
-		ksettings__meter(&a->kset, a->epoch_t0, a->tr.epoch, seen);
-	}
-	a->drained = sampler__drain(&a->s, &a->tr);
-	recorder__epoch(&a->rec, &a->s, a->tr.epoch + 1);
-	if (a->drained < 0)
-		pr_warn("draining the heat map failed: %s", strerror(-a->drained));
-	if (a->use_damon) {
-		a->drained += damon__drain(&a->damon, &a->tr);
-		damon__set_targets(&a->damon, &a->tr);
-	}
-
-	/* Memory blocks come and go with hotplug: re-read before the sweeps read page frames. */
-	if (a->tr.epoch % a->cfg->k.scan_epochs == 0)
-		pfn_nodes__load(&a->tr.pfn, a->cfg->k.sysfs_root);
-	for (uint32_t i = 0; i < a->tr.nr_targets; i++) {
-		struct target *t = &a->tr.targets[i];
-
-		if (t->gone)
-			continue;
-		err = tracker__query_nodes(&a->tr, t, t->nodes_known);
-		if (err == -ESRCH)
-			t->gone = true;
-		else if (err)
-			pr_warn("pid %d: node query failed: %s", t->pid, strerror(-err));
-	}
-	/* A bounded slice of the targets' address spaces: the epoch's time does not grow with memory. */
-	tracker__sweep_all(&a->tr, a->cfg->k.scan_epochs);
-	recorder__targets(&a->rec, &a->tr);
-	return 0;
-}
-
-static void live_topology(void *ctx)
-{
-	follow_topology(ctx);
-}
-
-static bool live_may_move(void *ctx)
-{
-	struct agent *a = ctx;
-
-	return a->migrate && !a->st.paused && a->tr.nr_targets;
-}
-
-static void live_publish(void *ctx)
-{
-	struct agent *a = ctx;
-	const struct mover_stats *e = &a->m.epoch;
-	struct placement place;
-
-	a->st.last_plan = a->eng.last_plan;
-	if (a->migrate) {
-		struct wmarks w;
-
-		mover__wmarks(&a->m, &a->topo, &w);
-		ksettings__need(&a->kset, e->promoted + e->demoted + e->moved_other > 0,
-				w.fast_free > 2 * w.high);
-	}
-	/* One pass for the log line and the status, not one each. */
-	tracker__count_placement(&a->tr, a->topo.fast_mask, &place);
-
-	a->st.last_epoch_ms = (now_sec() - a->epoch_t0) * 1000;
-	if (a->st.last_epoch_ms > a->st.max_epoch_ms)
-		a->st.max_epoch_ms = a->st.last_epoch_ms;
-	status__publish(&a->st);
-
-	log_msg(e->promoted || e->demoted || e->rejected_invalid || a->tr.epoch % a->log_every == 1 ?
-		LOG_INFO : LOG_DEBUG,
-		"epoch %llu: %u targets, %llu pages tracked (fast %llu, slow %llu), %d heat entries drained; plan %llu: promoted %llu, demoted %llu, busy %llu, gone %llu, full %llu, rejected %llu (%.1f ms)",
-		(unsigned long long)a->tr.epoch, a->tr.nr_targets,
-		(unsigned long long)tracker__pages(&a->tr), (unsigned long long)place.fast,
-		(unsigned long long)place.slow, a->drained > 0 ? a->drained : 0,
-		(unsigned long long)a->st.last_plan, (unsigned long long)e->promoted,
-		(unsigned long long)e->demoted, (unsigned long long)e->busy,
-		(unsigned long long)e->gone, (unsigned long long)e->nomem,
-		(unsigned long long)(e->rejected_invalid + e->rejected_pingpong +
-				     e->rejected_budget + e->rejected_watermark),
-		a->st.last_epoch_ms);
-}
-
-static const struct pipeline_steps live_steps = {
-	.ingest = live_ingest,
-	.topology = live_topology,
-	.may_move = live_may_move,
-	.publish = live_publish,
-};
-
-static void epoch(struct agent *a)
-{
-	struct pipeline p = { .steps = &live_steps, .ctx = a, .eng = &a->eng };
-
-	a->epoch_t0 = now_sec();
-	pipeline__epoch(&p);
-}
-
-/* The policy's own process, for decide(); a failure to start it is a failed policy. */
-static int start_sandbox(struct agent *a)
-{
-	const struct agent_config *k = &a->cfg->k;
-	double limit = k->decide_limit_ms ? k->decide_limit_ms : k->epoch_ms;
-	int err = sandbox__start(&a->sandbox, &a->policy, limit);
-
-	if (err)
-		pr_err("policy %s: %s", a->policy.ops->name, a->sandbox.failed);
-	else
-		pr_info("policy %s decides in process %d (seccomp, nobody, %.0f ms at most)",
-			a->policy.ops->name, a->sandbox.pid, limit);
-	return 0;
-}
-
-/*
- * The one way a policy is replaced (SIGHUP, the control socket): the new
- * one must load, pass the ABI check and init, or the running one stays.
- */
-static int swap_policy(struct agent *a, const char *name, const char *dir, char *const *params,
-		       int nr_params, const char *why)
-{
-	struct policy_host fresh;
-
-	if (policy_host__load(&fresh, name, dir, params, nr_params)) {
-		pr_warn("%s refused: keeping policy %s from %s (policy %s does not load)", why,
-			a->policy.ops->name, a->policy.path, name);
-		return -EINVAL;
-	}
-	pr_info("%s: policy %s -> %s (%s)", why, a->policy.ops->name, fresh.ops->name, fresh.path);
-	sandbox__stop(&a->sandbox);
-	policy_host__unload(&a->policy);
-	a->policy = fresh;
-	return start_sandbox(a);
-}
-
-/* The fast-tier shares of a setting (validated with the settings); logs them. */
-static void set_shares(struct agent *a, const char *setting)
-{
-	char why[256];
-
-	memset(&a->shares, 0, sizeof(a->shares));
-	if (!setting || shares__parse(setting, &a->shares, why, sizeof(why)))
-		return;
-	for (int i = 0; i < a->shares.n; i++)
-		pr_info("fast-tier share: processes named %s hold at most %.4g%% of the fast nodes (%llu MiB)",
-			a->shares.e[i].comm, a->shares.e[i].pct,
-			(unsigned long long)(a->shares.e[i].pct / 100 *
-					     (double)(topology__fast_pages(&a->topo) * a->topo.page_size) / (1 << 20)));
-}
-
-/*
- * SIGHUP: the settings are read again as at start (the --config file, then
- * the flags) and the policy file is loaded again (a researcher rebuilt it).
- * The policy (name, directory, parameters) and the mover settings change,
- * all or nothing: a file or policy that does not load is refused and
- * everything running stays.  The heat history stays either way; targets,
- * sampler and topology settings take a restart.
- */
-static int reload(struct agent *a)
-{
-	struct config fresh = { 0 };
-	struct agent_config *k = &a->cfg->k;
-	char err[512];
-
-	pr_info("reloading %s", a->cfg->config_path ? a->cfg->config_path : "the policy");
-	if (read_settings(a->argc, a->argv, &fresh, true, err, sizeof(err))) {
-		pr_warn("reload refused: %s; the running configuration stays", err);
-		return -EINVAL;
-	}
-	if (!fresh.k.policy_dir)
-		fresh.k.policy_dir = strdup(k->policy_dir);
-	if (swap_policy(a, fresh.k.policy, fresh.k.policy_dir, fresh.k.params, fresh.k.nr_params,
-			"reload")) {
-		config__free(&fresh.k);
-		return -EINVAL;
-	}
-	a->m.opts = fresh.k.mover;
-	set_shares(a, fresh.k.fast_share);
-	/* The running config keeps its own strings: the target specs point into them. */
-	free(k->policy);
-	free(k->policy_dir);
-	k->policy = fresh.k.policy;
-	k->policy_dir = fresh.k.policy_dir;
-	fresh.k.policy = fresh.k.policy_dir = NULL;
-	for (int i = 0; i < k->nr_params; i++)
-		free(k->params[i]);
-	memcpy(k->params, fresh.k.params, sizeof(k->params));
-	k->nr_params = fresh.k.nr_params;
-	fresh.k.nr_params = 0;
-	k->mover = fresh.k.mover;
-	config__free(&fresh.k);
-	pr_info("reloaded: policy %s, %.0f MiB/s, watermarks %.1f%%/%.1f%%, ping-pong %u epochs",
-		a->policy.ops->name, a->m.opts.rate_mbps, a->m.opts.low_wmark_pct,
-		a->m.opts.high_wmark_pct, a->m.opts.pingpong_epochs);
-	return 0;
-}
-
-static char *reply_json(struct json_object *o)
-{
-	char *out = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
-							     JSON_C_TO_STRING_NOSLASHESCAPE));
-
-	json_object_put(o);
-	return out;
-}
-
-static char *reply_ok(const char *what)
-{
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(o, "done", json_object_new_string(what));
-	return reply_json(o);
-}
-
-/* Control socket requests (control__commands in control.c parses and vets them; the peer is root). */
-static char *handle_request(void *ctx, const struct control_req *req)
-{
-	struct agent *a = ctx;
-	struct json_object *st, *t;
-	char what[128];
-
-	switch (req->cmd) {
-	case CTL_STATUS:
-		return reply_json(status__json(&a->st));
-	case CTL_TARGETS:
-		st = status__json(&a->st);
-		t = json_object_get(json_object_object_get(st, "targets"));
-		json_object_put(st);
-		return reply_json(t);
-	case CTL_METRICS:
-		return status__metrics(&a->st);
-	case CTL_PAUSE:
-		a->st.paused = true;
-		pr_info("control: migration paused (sampling goes on)");
-		return reply_ok("paused");
-	case CTL_RESUME:
-		a->st.paused = false;
-		pr_info("control: migration resumed");
-		return reply_ok("resumed");
-	case CTL_RATE:
-		pr_info("control: migration budget %.0f -> %.0f MiB/s", a->m.opts.rate_mbps, req->rate_mbps);
-		a->m.opts.rate_mbps = req->rate_mbps;
-		snprintf(what, sizeof(what), "rate %.3f MiB/s", req->rate_mbps);
-		return reply_ok(what);
-	case CTL_POLICY:
-		if (swap_policy(a, req->policy, a->cfg->k.policy_dir, req->params, req->nr_params,
-				"control"))
-			return control__error("policy %s refused (see the agent's log for why); keeping %s",
-					      req->policy, a->policy.ops->name);
-		snprintf(what, sizeof(what), "policy %s", a->policy.ops->name);
-		return reply_ok(what);
-	case CTL_RELOAD:
-		pr_info("control: reload");
-		if (reload(a))
-			return control__error("reload refused (see the agent's log for why); the running configuration stays");
-		snprintf(what, sizeof(what), "reloaded: policy %s, %.0f MiB/s", a->policy.ops->name,
-			 a->m.opts.rate_mbps);
-		return reply_ok(what);
-	}
-	return control__error("unhandled request");
-}
 
 static int setup_signals(void)
 {
@@ -436,8 +59,6 @@ static int setup_signals(void)
 		return -errno;
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
-
-static char *handle_request(void *ctx, const struct control_req *req);
 
 /*
  * Waits until `until` (monotonic seconds) or a stop signal; meanwhile drains
@@ -466,7 +87,7 @@ static void wait_until(int sfd, struct agent *a, double until)
 		if (pfd[1].revents)
 			sampler__ring_consume(&a->s);
 		/* Never blocks: it takes what the clients sent and drops the late. */
-		control__serve(&a->ctl, handle_request, a);
+		control__serve(&a->ctl, agent__handle_request, a);
 		if (!pfd[0].revents)
 			continue;
 		while (read(sfd, &si, sizeof(si)) == sizeof(si)) {
@@ -669,7 +290,7 @@ static int start_serving(struct agent *a)
 		a->eng.source_flags |= CXLT_SOURCE_REPEATS;
 	else
 		a->tr.split_mixed = true;	/* a page's one sample must not be lost */
-	/* mode and mode_why are set_mode()'s. */
+	/* mode and mode_why are agent__agent__set_mode()'s. */
 	a->st.run_dir = k->run_dir;
 	a->st.topo = &a->topo;
 	a->st.tr = &a->tr;
@@ -710,12 +331,12 @@ static void run(struct agent *a)
 		if (reload_requested) {
 			reload_requested = 0;
 			pr_info("SIGHUP: reload");
-			reload(a);
+			agent__reload(a);
 			continue;
 		}
 		if (stop_requested || (end && now_sec() >= end))
 			break;
-		epoch(a);
+		agent__epoch(a);
 		if (control__wants_metrics(&a->ctl))
 			control__publish_metrics(&a->ctl, status__metrics(&a->st));
 		/* An epoch that finishes is the sign of life (the unit's WatchdogSec). */
@@ -780,16 +401,16 @@ static int set_up(struct agent *a)
 	if ((err = topology__load(&a->topo, k->sysfs_root, k->fast_nodes, k->slow_nodes)))
 		return err;
 	topology__log(&a->topo);
-	set_mode(a);
+	agent__set_mode(a);
 	if ((err = tracker__init(&a->tr, k->decay)) ||
 	    (err = mover__init(&a->m, &k->mover, a->topo.page_size)))
 		return err;
 	a->tr.budget_bytes = (uint64_t)k->tracker_mb << 20;
-	set_shares(a, k->fast_share);
+	agent__set_shares(a, k->fast_share);
 	if ((err = open_sources(a)))
 		return err;
 	/* Before the metrics thread exists: the child is forked from one thread. */
-	start_sandbox(a);
+	agent__start_sandbox(a);
 	service__drop_setup_caps();
 	return start_serving(a);
 }

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The running agent, shared by its three parts: cxltierd.c (set-up, the
+ * loop, tear-down), live.c (its steps of the epoch pipeline) and
+ * requests.c (what SIGHUP and the control socket ask of it).
+ */
+#ifndef CXLT_AGENT_H
+#define CXLT_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "agent_settings.h"
+#include "control.h"
+#include "damon.h"
+#include "engine.h"
+#include "kmigrate.h"
+#include "ksettings.h"
+#include "marks.h"
+#include "mover.h"
+#include "policy_host.h"
+#include "recorder.h"
+#include "sampler.h"
+#include "sandbox.h"
+#include "shares.h"
+#include "status.h"
+#include "topology.h"
+#include "tracker.h"
+
+struct agent {
+	struct config *cfg;
+	struct topology topo;
+	struct tracker tr;
+	struct sampler s;
+	struct mover m;
+	struct policy_host policy;
+	struct ksettings kset;
+	struct marks marks;
+	struct kmigrate km;
+	struct damon_src damon;
+	bool use_damon;
+	char damon_state[600];
+	struct agent_state st;
+	bool migrate;
+	struct engine eng;
+	struct control ctl;
+	uint64_t log_every;
+	double epoch_t0;	/* when the epoch in flight began */
+	int drained;		/* heat entries the epoch in flight took in */
+	int argc;		/* the command line, read again by a reload */
+	char **argv;
+	struct recorder rec;
+	struct sandbox sandbox;	/* where the policy decides */
+	struct fast_shares shares;	/* --fast-share */
+	int lock_fd, sfd;	/* the machine lock, the signals; -1: not yet */
+	bool run_dir_ok;
+	char kset_state[600];
+};
+
+/* Migrate or observe, from the topology and the flags; says which and why. */
+void agent__set_mode(struct agent *a);
+/* One epoch of the pipeline (pipeline.h) with the agent's steps. */
+void agent__epoch(struct agent *a);
+
+/* The policy's own process, for decide(); a failure to start it is a failed policy. */
+int agent__start_sandbox(struct agent *a);
+/* The fast-tier shares of a setting (validated with the settings); logs them. */
+void agent__set_shares(struct agent *a, const char *setting);
+/* SIGHUP and `cxltierctl reload`: the settings read again; 0, or -EINVAL and nothing changed. */
+int agent__reload(struct agent *a);
+/* A control socket request, vetted by control.c; the reply (malloc'd JSON). */
+char *agent__handle_request(void *ctx, const struct control_req *req);
+
+#endif

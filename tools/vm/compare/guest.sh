@@ -8,6 +8,32 @@
 wl=$1 secs=$2
 shift 2
 systems="$*"
+# For the tierbench workloads: tb_start FLAGS... runs tierbench with FLAGS and the
+# common ones (seed 1, placement reports each second, data verified) and sets
+# WL_PID, HOT and COLD; tb_place and tb_finish are their wl_place and wl_finish.
+tb_start() {
+	rm -f /tmp/wl.out
+	tierbench "$@" --seed 1 --duration 100000 --report-interval 1 --placement --verify \
+		> /tmp/wl.out 2>&1 &
+	wait_for /tmp/wl.out '^tierbench: placement'
+	WL_PID=$(tb_pid /tmp/wl.out)
+	HOT=$(sed -n 's/.*hot_pages=\([0-9]*\).*/\1/p' /tmp/wl.out)
+	COLD=$(( $(sed -n 's/.*pages=\([0-9]*\) hot_start.*/\1/p' /tmp/wl.out) - HOT ))
+}
+# "HOT_ON_0 COLD_ON_0" from tierbench's last placement line
+tb_place() { echo "$(placement_of /tmp/wl.out hot 0) $(placement_of /tmp/wl.out cold 0)"; }
+tb_finish() {
+	local rc=0
+	kill -INT "$WL_PID"
+	wait "$WL_PID" || rc=$?
+	if grep -q 'verify=ok' /tmp/wl.out; then
+		echo ok
+	elif dmesg | grep -q "Killed process $WL_PID "; then
+		echo "FAIL:killed_by_the_OOM_killer"
+	else
+		echo "FAIL:exit_$rc:$(tail -1 /tmp/wl.out | tr ' ' _)"
+	fi
+}
 . "/compare/workloads/$wl.sh"
 D=/sys/kernel/mm/damon/admin/kdamonds
 nb_rl0=$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)

@@ -33,7 +33,8 @@ int mover__init(struct mover *m, const struct mover_opts *o, long page_size)
 	return 0;
 }
 
-void mover__free(struct mover *m)
+/* The per-plan arrays grow_scratch() sizes. */
+static void free_scratch(struct mover *m)
 {
 	free(m->sorted);
 	free(m->addrs);
@@ -45,6 +46,11 @@ void mover__free(struct mover *m)
 	free(m->addrs2);
 	free(m->nodes2);
 	free(m->idx2);
+}
+
+void mover__free(struct mover *m)
+{
+	free_scratch(m);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -92,16 +98,7 @@ static int grow_scratch(struct mover *m, uint32_t n)
 {
 	if (n <= m->scratch_cap)
 		return 0;
-	free(m->sorted);
-	free(m->addrs);
-	free(m->nodes);
-	free(m->status);
-	free(m->query);
-	free(m->rec);
-	free(m->weight);
-	free(m->addrs2);
-	free(m->nodes2);
-	free(m->idx2);
+	free_scratch(m);
 	m->sorted = malloc(n * sizeof(*m->sorted));
 	m->addrs = malloc(n * sizeof(*m->addrs));
 	m->nodes = malloc(n * sizeof(*m->nodes));

@@ -142,7 +142,15 @@ struct trace_scan {
 	struct huge_unit *huge;		/* huge pages, by tgid then vpage, once each; NULL: none */
 	uint64_t nr_huge;
 	uint64_t huge_ignored;		/* huge-page records of a size the model has not (read as pages) */
+	/*
+	 * Each record's distinct page (an index below `pages`), UINT32_MAX for
+	 * events: a run finds a sample's record through it, not by hashing
+	 * again.  NULL for a trace of more than SCAN_INDEX_MAX records.
+	 */
+	uint32_t *page_of;
 };
+
+#define SCAN_INDEX_MAX (256ULL << 20)
 
 /* A --sampler: how a live source would have seen the stream (sampler.c). */
 enum sampler_kind { SAMPLER_NONE, SAMPLER_PMU, SAMPLER_HINT, SAMPLER_FAULT, SAMPLER_DAMON };

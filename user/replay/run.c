@@ -45,9 +45,11 @@ void trace_scan__free(struct trace_scan *sc)
 	free(sc->run);
 	free(sc->marks);
 	free(sc->huge);
+	free(sc->page_of);
 	sc->run = NULL;
 	sc->marks = NULL;
 	sc->huge = NULL;
+	sc->page_of = NULL;
 }
 
 static int cmp_huge(const void *a, const void *b)
@@ -78,9 +80,15 @@ static bool huge_usable(const struct trace *tr, const struct cxlt_sample *x)
 }
 
 /* The distinct page key of scan_trace: tgid in the top bits keeps processes apart. */
+/*
+ * (tgid, vpage) as one page-table key: the tgid spread over every bit (a
+ * shift dropped all but its low 12 bits under the page table's << 12).
+ * 84 bits do not fit in 64, so two pairs can share a key in theory; what
+ * relies on it checks the record it finds (ingest_epoch).
+ */
 static uint64_t scan_key(uint32_t tgid, uint64_t vpage)
 {
-	return (vpage ^ ((uint64_t)tgid << 40)) << 12;
+	return (vpage ^ ((uint64_t)tgid * 0x9E3779B97F4A7C15ULL)) << 12;
 }
 
 /*
@@ -129,9 +137,20 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, ch
 		snprintf(msg, msglen, "out of memory");
 		return -ENOMEM;
 	}
+	if (tr->nr_samples <= SCAN_INDEX_MAX &&
+	    !(sc->page_of = malloc((tr->nr_samples ? tr->nr_samples : 1) * sizeof(*sc->page_of)))) {
+		free(c);
+		snprintf(msg, msglen, "out of memory");
+		return -ENOMEM;
+	}
 	trace_cursor__init_all(c, tr);
 	while ((x = trace_cursor__next(c))) {
 		enum trace_kind kind = trace__kind(tr, x);
+		uint64_t ri = c->next + c->pos - 1;	/* x's index in the trace */
+		int idx;
+
+		if (sc->page_of)
+			sc->page_of[ri] = UINT32_MAX;
 
 		if (kind == TRACE_MARK && push(&sc->marks, &sc->nr_marks, &cap_marks, &x->time_ns,
 					       sizeof(x->time_ns))) {
@@ -176,12 +195,14 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, ch
 		if (kind != TRACE_SAMPLE)
 			continue;
 		sc->samples++;
-		if (page_table__get(&pt, scan_key(x->tgid, x->vpage), &created) < 0) {
+		if ((idx = page_table__get(&pt, scan_key(x->tgid, x->vpage), &created)) < 0) {
 			snprintf(msg, msglen, "out of memory after %llu distinct pages",
 				 (unsigned long long)pt.nr);
 			err = -ENOMEM;
 			break;
 		}
+		if (sc->page_of)
+			sc->page_of[ri] = (uint32_t)idx;
 		sc->accesses += x->weight ? x->weight : 1;
 		if (sources__kind_repeats(x->source))
 			sc->source_flags |= CXLT_SOURCE_REPEATS;
@@ -240,6 +261,7 @@ struct replay_run {
 	uint64_t *huge_acc;	/* for the oracle: each accessed huge page's count */
 	uint64_t nr_huge_acc, cap_huge_acc;
 	struct sampler_run smp;	/* what feeds the tracker */
+	struct rec_ref { uint32_t ti; int32_t idx; } *rec_of;	/* by the scan's page_of: a record, idx -1: none */
 	/* --start trace: the resident runs by tgid (the scan's), a group per tgid, the groups by time. */
 	const struct cxlt_sample *runs;
 	struct start_group *groups;
@@ -542,6 +564,20 @@ static uint64_t oracle_hits(struct replay_run *r, uint64_t cap)
  * truth the score is made of.  The emulated source sees each access and
  * feeds the tracker what it would have reported (sampler.c).
  */
+/* Whether record idx of t is page vpage's (its own, or its huge page's). */
+static inline bool record_holds(const struct target *t, uint32_t idx, uint64_t vpage)
+{
+	uint64_t a = vpage << CXLT_PAGE_SHIFT;
+	const struct cxlt_page *p;
+
+	if (idx >= t->pt.nr)
+		return false;
+	p = &t->pt.pages[idx];
+	if (!(p->flags & PAGE_REGION))
+		return p->addr == a;
+	return (p->flags & PAGE_HUGE) && p->addr <= a && a - p->addr < REGION_SIZE;
+}
+
 static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 {
 	const struct run_in *in = r->in;
@@ -557,6 +593,7 @@ static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 	while ((x = trace_cursor__peek(c)) && x->time_ns < end) {
 		uint32_t w = x->weight ? x->weight : 1;
 		int ti = replay_target(r, x->tgid), idx;
+		uint32_t sp;
 		struct model_page *mp;
 		struct target *t;
 		bool created;
@@ -565,9 +602,16 @@ static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 			return ti;
 		sampler_run__clock(&r->smp, x->time_ns);
 		t = &md->tr.targets[ti];
-		idx = page_record(r, (uint32_t)ti, x->vpage, &created);
-		if (idx < 0)
+		sp = sc->page_of ? sc->page_of[c->next + c->pos] : UINT32_MAX;
+		if (sp != UINT32_MAX && r->rec_of[sp].ti == (uint32_t)ti && r->rec_of[sp].idx >= 0 &&
+		    record_holds(t, (uint32_t)r->rec_of[sp].idx, x->vpage)) {
+			idx = r->rec_of[sp].idx;
+			created = false;
+		} else if ((idx = page_record(r, (uint32_t)ti, x->vpage, &created)) < 0) {
 			return idx;
+		} else if (sp != UINT32_MAX) {
+			r->rec_of[sp] = (struct rec_ref){ .ti = (uint32_t)ti, .idx = idx };
+		}
 		if (created && (err = model_pages_grow(md, ti, t->pt.nr)))
 			return err;
 		if ((err = sampler_run__access(&r->smp, x, ti, idx, created)))
@@ -755,11 +799,14 @@ int run_policy(const struct run_in *in, struct result *res)
 	md = &r->md;
 	*r = (struct replay_run){ .in = in, .res = res, .md = { .o = o, .res = res },
 				  .count_hist = calloc(ORACLE_HIST, sizeof(*r->count_hist)),
-				  .c = calloc(1, sizeof(*r->c)) };
-	if (!r->count_hist || !r->c) {
+				  .c = calloc(1, sizeof(*r->c)),
+				  .rec_of = malloc((in->scan->pages ? in->scan->pages : 1) *
+						   sizeof(*r->rec_of)) };
+	if (!r->count_hist || !r->c || !r->rec_of) {
 		err = -ENOMEM;
 		goto out;
 	}
+	memset(r->rec_of, 0xff, (in->scan->pages ? in->scan->pages : 1) * sizeof(*r->rec_of));
 	trace_cursor__init(r->c, trace);
 	md->cap[NODE_FAST] = in->fast_cap;
 	md->cap[NODE_SLOW] = in->slow_cap;
@@ -824,6 +871,7 @@ out:
 	sampler_run__free(&r->smp);
 	free(r->groups);
 	free(r->by_time);
+	free(r->rec_of);
 	free(r->c);
 	free(r);
 	return err;

@@ -15,8 +15,10 @@ REDIS_WRAP="numactl --preferred=1"
 
 # DAMON gives a whole region one access count and redis's hot keys sit one page in
 # about 18, so DAMON promotes nearly all the data while DRAM has room: 90% of the
-# hot set took 76 s in a quiet run (50% 41 s; hint does it in < 60 s without a policy).
-LIMIT=150
+# hot set took 76 s in a quiet run (50% 41 s; hint does it in < 60 s without a policy),
+# about 50 s in another, and on a loaded CI machine more than 150 s (89.5% then: the
+# promotions come in bursts as DAMON's regions split and merge).
+LIMIT=240
 damon=0
 [ -f /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds ] && damon=1
 [ "$damon" = 1 ] || LIMIT=30	# nothing asserted without DAMON: a look at placement

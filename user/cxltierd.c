@@ -29,24 +29,6 @@
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t reload_requested;
 
-/*
- * source auto, the DAMON rows of its order: damon-vaddr (our own vaddr
- * kdamond, if no one else uses DAMON), damon (observe a running kdamond).
- */
-static int try_damon(void *ctx, const char *name, char *why, size_t len)
-{
-	struct agent *a = ctx;
-	int err = damon__open(&a->damon, a->cfg->k.sysfs_root, a->damon_state,
-			      !strcmp(name, "damon-vaddr") ? DAMON_OWN_VADDR :
-			      !strcmp(name, "damon-paddr") ? DAMON_OWN_PADDR : DAMON_ANY);
-
-	snprintf(why, len, "%s", a->damon.why);
-	a->use_damon = !err;
-	return err;
-}
-
-
-
 static int setup_signals(void)
 {
 	sigset_t set;
@@ -230,32 +212,14 @@ static int open_sources(struct agent *a)
 		pr_err("source hint: this kernel has no NUMA balancing (/proc/sys/kernel/numa_balancing) to make hint faults");
 		return -ENOTSUP;
 	}
-	/* damon: the fault hook for first touches, DAMON's regions for the rest. */
-	if (!strncmp(k->source, "damon", 5)) {
-		enum damon_mode mode = !strcmp(k->source, "damon-vaddr") ? DAMON_OWN_VADDR :
-				       !strcmp(k->source, "damon-paddr") ? DAMON_OWN_PADDR : DAMON_ANY;
-
-		if ((err = damon__open(&a->damon, k->sysfs_root, a->damon_state, mode))) {
-			pr_err("source damon: %s", a->damon.why);
-			return err;
-		}
-		a->use_damon = true;
-		so.source = "fault";
-	} else if (!strcmp(k->source, "auto")) {
-		so.try_damon = try_damon;
-		so.damon_ctx = a;
+	so.damon_state = a->damon_state;
+	if (!strcmp(k->source, "auto")) {
 		/* What the targets already running hold: auto prefers a source that sees it. */
 		targets__census(&a->cfg->specs, &so.need, who, sizeof(who));
 		so.need_who = who;
 	}
 	if ((err = sampler__open(&a->s, &so)))
 		return err;
-	if (a->use_damon && strcmp(k->source, "auto")) {
-		char why[sizeof(a->damon.why) + 64];
-
-		snprintf(why, sizeof(why), "%s; first touches from the page-fault tracepoint", a->damon.why);
-		sampler__set_source(&a->s, k->source, why);
-	}
 	if (sampler__has_source(&a->s, "hint") && (err = start_hint(a)))
 		return err;
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a->s.source,
@@ -277,8 +241,8 @@ static int start_serving(struct agent *a)
 	if ((cfg->specs.nr_comms || cfg->specs.nr_cgroups) && !cfg->specs.nr_users)
 		pr_info("--comm and --cgroup adopt matching processes of any user (--target-user limits them)");
 	targets__refresh(&cfg->specs, &a->tr, &a->s);
-	if (a->use_damon)
-		damon__set_targets(&a->damon, &a->tr);
+	if (a->s.use_damon)
+		damon__set_targets(&a->s.damon, &a->tr);
 	if (!a->tr.nr_targets && !cfg->specs.nr_comms && !cfg->specs.nr_cgroups) {
 		pr_err("no target process left to manage");
 		return -ESRCH;
@@ -286,11 +250,11 @@ static int start_serving(struct agent *a)
 	a->eng = (struct engine){ .topo = &a->topo, .tr = &a->tr, .m = &a->m,
 				  .policy = &a->policy, .sandbox = &a->sandbox, .epoch_ms = k->epoch_ms };
 	/* Page faults alone see first touches only; PMU samples, hint faults and DAMON repeat. */
-	if (sampler__repeats(&a->s) || a->use_damon)
+	if (sampler__repeats(&a->s))
 		a->eng.source_flags |= CXLT_SOURCE_REPEATS;
 	else
 		a->tr.split_mixed = true;	/* a page's one sample must not be lost */
-	/* mode and mode_why are agent__agent__set_mode()'s. */
+	/* mode and mode_why are agent__set_mode()'s. */
 	a->st.run_dir = k->run_dir;
 	a->st.topo = &a->topo;
 	a->st.tr = &a->tr;
@@ -298,7 +262,7 @@ static int start_serving(struct agent *a)
 	a->st.m = &a->m;
 	a->st.policy = &a->policy;
 	a->st.km = &a->km;
-	a->st.damon = a->use_damon ? &a->damon : NULL;
+	a->st.damon = a->s.use_damon ? &a->s.damon : NULL;
 	a->st.hint = &a->kset.gate;
 	a->st.sandbox = &a->sandbox;
 	a->st.epoch_ms = k->epoch_ms;
@@ -368,8 +332,6 @@ static int tear_down(struct agent *a, int err)
 		err = rec_err;
 	kmigrate__close(&a->km);
 	marks__close(&a->marks);
-	if (a->use_damon)
-		damon__close(&a->damon);
 	/* The kernel's settings first: nothing a client holds open comes before them. */
 	ksettings__restore(&a->kset);
 	sampler__close(&a->s, a->cfg->k.keep_pins);

@@ -12,7 +12,6 @@
 
 #include "agent_settings.h"
 #include "control.h"
-#include "damon.h"
 #include "engine.h"
 #include "kmigrate.h"
 #include "ksettings.h"
@@ -37,9 +36,7 @@ struct agent {
 	struct ksettings kset;
 	struct marks marks;
 	struct kmigrate km;
-	struct damon_src damon;
-	bool use_damon;
-	char damon_state[600];
+	char damon_state[600];	/* our kdamond's settings, for a later start to recover */
 	struct agent_state st;
 	bool migrate;
 	struct engine eng;

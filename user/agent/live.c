@@ -91,10 +91,6 @@ static int live_ingest(void *ctx)
 	recorder__epoch(&a->rec, &a->s, a->tr.epoch + 1);
 	if (a->drained < 0)
 		pr_warn("draining the heat map failed: %s", strerror(-a->drained));
-	if (a->use_damon) {
-		a->drained += damon__drain(&a->damon, &a->tr);
-		damon__set_targets(&a->damon, &a->tr);
-	}
 
 	/* Memory blocks come and go with hotplug: re-read before the sweeps read page frames. */
 	if (a->tr.epoch % a->cfg->k.scan_epochs == 0)

@@ -524,6 +524,17 @@ static void note(struct sampler *s, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* A DAMON row of the table: our own kdamond or someone else's, observed; -errno, why in s->damon.why. */
+static int open_damon(struct sampler *s, const struct sampler_opts *o, const char *name)
+{
+	int err = damon__open(&s->damon, o->sysfs_root, o->damon_state,
+			      !strcmp(name, "damon-vaddr") ? DAMON_OWN_VADDR :
+			      !strcmp(name, "damon-paddr") ? DAMON_OWN_PADDR : DAMON_ANY);
+
+	s->use_damon = !err;
+	return err;
+}
+
 /*
  * One row of auto's order, attached if it can be; 0, or -errno with a note
  * of why not (*fatal: it was half set up, try nothing else).
@@ -531,7 +542,6 @@ static void note(struct sampler *s, const char *fmt, ...)
 static int take(struct sampler *s, const struct sampler_opts *o, const struct source_def *d,
 		bool *fatal)
 {
-	char why[200];
 	int err;
 
 	if (d->hook == HOOK_PERF) {	/* pmu: fault-perf is no auto row */
@@ -549,16 +559,14 @@ static int take(struct sampler *s, const struct sampler_opts *o, const struct so
 		return err;
 	}
 	if (d->hook == HOOK_DAMON) {
-		if (!o->try_damon)
-			return -ENOTSUP;
-		if ((err = o->try_damon(o->damon_ctx, d->name, why, sizeof(why)))) {
+		if ((err = open_damon(s, o, d->name))) {
 			if (!strcmp(d->name, "damon-vaddr"))
-				pr_info("source auto: no DAMON of our own: %s", why);
+				pr_info("source auto: no DAMON of our own: %s", s->damon.why);
 			else
-				pr_info("source auto: no DAMON to observe or own: %s", why);
+				pr_info("source auto: no DAMON to observe or own: %s", s->damon.why);
 			return err;
 		}
-		note(s, "%s; first touches from the page-fault tracepoint", why);
+		note(s, "%s; first touches from the page-fault tracepoint", s->damon.why);
 		snprintf(s->source, sizeof(s->source), "damon");
 		attached(s, d->name);
 		if ((err = attach_fault(s))) {
@@ -638,18 +646,6 @@ static int open_auto(struct sampler *s, const struct sampler_opts *o)
 		who, fallback->name, fallback->sight == SIGHT_SCANNED ? skipped :
 		(unsigned long long)o->need.resident);
 	return 0;
-}
-
-void sampler__set_source(struct sampler *s, const char *name, const char *why)
-{
-	const struct source_def *d = sources__find(name);
-
-	snprintf(s->source, sizeof(s->source), "%s", name);
-	snprintf(s->source_why, sizeof(s->source_why), "%s", why);
-	if (d) {
-		s->attached[0] = d;
-		s->nr_attached = 1;
-	}
 }
 
 int sampler__open(struct sampler *s, const struct sampler_opts *o)
@@ -748,6 +744,21 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o)
 			goto fail;
 		return 0;
 	}
+	if (list.def[0]->hook == HOOK_DAMON) {
+		if ((err = open_damon(s, o, src))) {
+			pr_err("source %s: %s", src, s->damon.why);
+			goto fail;
+		}
+		if ((err = attach_fault(s))) {
+			pr_err("cannot attach the page-fault hook for source %s: %s", src, strerror(-err));
+			goto fail;
+		}
+		snprintf(s->source, sizeof(s->source), "%s", src);
+		snprintf(s->source_why, sizeof(s->source_why),
+			 "%s; first touches from the page-fault tracepoint", s->damon.why);
+		attached(s, src);
+		return 0;
+	}
 	if (!strcmp(src, "pmu")) {
 		if ((err = attach_pmu(s, o))) {
 			pr_err("source pmu: %s", s->pmu.why);
@@ -782,6 +793,9 @@ fail:
 
 void sampler__close(struct sampler *s, bool keep_pins)
 {
+	if (s->use_damon)
+		damon__close(&s->damon);
+	s->use_damon = false;
 	ring_buffer__free(s->rb);
 	s->rb = NULL;
 	for (int i = 0; i < s->nr_links; i++)
@@ -861,6 +875,10 @@ int sampler__drain(struct sampler *s, struct tracker *tr)
 	s->drained += total;
 	if (s->nr_pmu_fds)
 		adapt_pmu_period(s);
+	if (s->use_damon) {
+		total += damon__drain(&s->damon, tr);
+		damon__set_targets(&s->damon, tr);
+	}
 	return total;
 }
 

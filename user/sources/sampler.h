@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "cxltier.h"
+#include "damon.h"
 #include "pmu.h"
 #include "sight.h"
 #include "sources.h"
@@ -30,14 +31,11 @@ struct sampler_opts {
 	const char *source;
 	bool allow_hint;	/* auto may pick hint (the caller will set the kernel up) */
 	/*
-	 * auto tries the DAMON rows of the source table with this (name
-	 * "damon-vaddr": our own vaddr kdamond; "damon": observe a running
-	 * kdamond, else our own): the caller opens DAMON and returns 0, or says
-	 * why not in why; the sampler then adds the fault hook for first
-	 * touches and names the source damon.
+	 * The DAMON rows ("damon": observe a running kdamond, else our own;
+	 * "damon-vaddr", "damon-paddr": our own) keep our kdamond's settings
+	 * here, for a later start to recover (damon__recover()).
 	 */
-	int (*try_damon)(void *ctx, const char *name, char *why, size_t len);
-	void *damon_ctx;
+	const char *damon_state;
 	/*
 	 * The targets known at start (their census, summed) and who they are:
 	 * auto prefers a source that sees all of it (sources__sees_all()).
@@ -68,6 +66,9 @@ struct sampler {
 	const struct source_def *attached[SOURCES_MAX_LIST];
 	int nr_attached;
 	struct sight_env env;	/* what else this machine offers, for the unseen pages' advice */
+	/* A DAMON row: its regions beside the fault hook's first touches. */
+	struct damon_src damon;
+	bool use_damon;
 	int heat_fd, targets_fd, cgroups_fd, stats_fd;
 	uint32_t nr_cgroups;
 	struct cxlt_page_key *keys;
@@ -93,18 +94,16 @@ int sampler__open(struct sampler *s, const struct sampler_opts *o);
 int sampler__check_source(const char *src);
 /* Whether an attached source samples pages again and again (not first touches only). */
 bool sampler__repeats(const struct sampler *s);
-/*
- * The caller opened DAMON itself (--source damon...): the source is NAME
- * (a row of the table) for what it sees and says, with WHY.
- */
-void sampler__set_source(struct sampler *s, const char *name, const char *why);
 /* Whether the named source is among those attached. */
 bool sampler__has_source(const struct sampler *s, const char *name);
 void sampler__close(struct sampler *s, bool keep_pins);
 int sampler__add_target(struct sampler *s, uint32_t tgid);
 int sampler__del_target(struct sampler *s, uint32_t tgid);
 int sampler__add_cgroup(struct sampler *s, uint64_t cgid);
-/* Drains the heat map into the tracker; returns entries drained or -errno. */
+/*
+ * Drains the heat map into the tracker, and a DAMON row's regions (its
+ * kdamond then follows the tracker's targets); entries drained or -errno.
+ */
 int sampler__drain(struct sampler *s, struct tracker *tr);
 
 /* Recording: the ring buffer's epoll fd (or -1), and a drain of what is in it. */

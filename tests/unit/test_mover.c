@@ -579,6 +579,34 @@ static void a_region_retries_only_its_mapped_pages(void **state)
 	teardown(NULL);
 }
 
+/*
+ * A region whose resident pages are all on the destination but for some
+ * not mapped (-ENOENT, pagemap agrees): nothing moves, and its record says
+ * where its pages are, so the policy stops asking for it.
+ */
+static void a_region_in_place_but_unmapped_pages_takes_the_node(void **state)
+{
+	struct target *t;
+	uint32_t small, huge;
+
+	(void)state;
+	setup_default(1024);
+	add_regions(&small, &huge);
+	t = &tr.targets[0];
+	for (int i = 0; i < 16; i++)
+		fake.where[i] = 0;
+	fake.where[1] = fake.where[2] = -ENOENT;
+	fake.script[1] = fake.script[2] = -ENOENT;
+	cxlt_plan_add(&plan, 0, small, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(nmove_calls(), 1);
+	assert_int_equal(fake.calls[1].count, 2);	/* the two unmapped pages, nothing else */
+	assert_int_equal(fake.touched, 0);
+	assert_int_equal(mv.epoch.promoted, 0);
+	assert_int_equal(t->pt.pages[small].node, 0);
+	teardown(NULL);
+}
+
 /* Fast memory short: regions demote until the goal is met, whatever the plan names. */
 static void regions_demote_only_up_to_the_goal(void **state)
 {
@@ -1023,6 +1051,7 @@ int main(void)
 		cmocka_unit_test(a_huge_page_moves_as_one_and_counts_512),
 		cmocka_unit_test(a_huge_page_over_the_budget_or_the_watermark_waits),
 		cmocka_unit_test(a_region_retries_only_its_mapped_pages),
+		cmocka_unit_test(a_region_in_place_but_unmapped_pages_takes_the_node),
 		cmocka_unit_test(regions_demote_only_up_to_the_goal),
 		cmocka_unit_test(the_last_plans_outcome_is_in_each_record),
 		cmocka_unit_test(a_share_caps_a_targets_promotions_not_the_others),

@@ -365,16 +365,25 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 			t->gone = true;
 		}
 	}
-	/* Regions some of whose pages moved: the record is where they went. */
-	for (uint32_t k = 0, moved = 0; k < n; k++) {
+	/*
+	 * Regions some of whose pages moved, or none of whose pages asked is
+	 * anywhere else (the rest were there already, skip_in_place(), and
+	 * these are not mapped): the record is where they are.  Otherwise a
+	 * record kept its old node and the policy planned it every epoch.
+	 */
+	for (uint32_t k = 0, moved = 0, elsewhere = 0; k < n; k++) {
 		struct cxlt_page *p = &t->pt.pages[m->rec[k]];
+		int st = m->status[k];
+		bool there = st == m->nodes[k] ||
+			     ((st == -EBUSY || st == STATUS_SENTINEL) && recheck &&
+			      m->query[k] == m->nodes[k]);
 
 		if (k && m->rec[k] != m->rec[k - 1])
-			moved = 0;
-		moved += m->status[k] == m->nodes[k] ||
-			 ((m->status[k] == -EBUSY || m->status[k] == STATUS_SENTINEL) && recheck &&
-			  m->query[k] == m->nodes[k]);
-		if ((p->flags & PAGE_REGION) && moved && (k + 1 == n || m->rec[k + 1] != m->rec[k]))
+			moved = elsewhere = 0;
+		moved += there;
+		elsewhere += !there && st != -ENOENT && st != -EFAULT;
+		if ((p->flags & PAGE_REGION) && (moved || !elsewhere) &&
+		    (k + 1 == n || m->rec[k + 1] != m->rec[k]))
 			tracker__record_moved(t, p, m->nodes[k]);
 	}
 	return full ? -ENOMEM : 0;

@@ -208,10 +208,6 @@ static int open_sources(struct agent *a)
 		a->tr.first_sweep_whole = true;
 		pr_info("recording every sample to %s", k->record);
 	}
-	if (strstr(k->source, "hint") && !so.allow_hint) {
-		pr_err("source hint: this kernel has no NUMA balancing (/proc/sys/kernel/numa_balancing) to make hint faults");
-		return -ENOTSUP;
-	}
 	so.damon_state = a->damon_state;
 	if (!strcmp(k->source, "auto")) {
 		/* What the targets already running hold: auto prefers a source that sees it. */
@@ -241,8 +237,7 @@ static int start_serving(struct agent *a)
 	if ((cfg->specs.nr_comms || cfg->specs.nr_cgroups) && !cfg->specs.nr_users)
 		pr_info("--comm and --cgroup adopt matching processes of any user (--target-user limits them)");
 	targets__refresh(&cfg->specs, &a->tr, &a->s);
-	if (a->s.use_damon)
-		damon__set_targets(&a->s.damon, &a->tr);
+	sampler__set_targets(&a->s, &a->tr);
 	if (!a->tr.nr_targets && !cfg->specs.nr_comms && !cfg->specs.nr_cgroups) {
 		pr_err("no target process left to manage");
 		return -ESRCH;
@@ -262,7 +257,6 @@ static int start_serving(struct agent *a)
 	a->st.m = &a->m;
 	a->st.policy = &a->policy;
 	a->st.km = &a->km;
-	a->st.damon = a->s.use_damon ? &a->s.damon : NULL;
 	a->st.hint = &a->kset.gate;
 	a->st.sandbox = &a->sandbox;
 	a->st.epoch_ms = k->epoch_ms;

@@ -39,14 +39,17 @@ target() {
 	run "$CLANG" "${FLAGS[@]}" "tests/fuzz/$name.c" "$@" -o "$OUT/$name"
 }
 
-target fuzz_config user/agent/config.c user/decision/shares.c user/sources/sources.c user/util.c -linih -lm
+# The source registry's rows point at each source's code: the agent library
+# supplies it, uninstrumented, after the instrumented files.
+AGENT_LIB=("$BUILD/libcxlt.a" -lbpf -lelf -lz -lnuma -ljson-c -lmicrohttpd -lpthread -ldl -lm)
+target fuzz_config user/agent/config.c user/decision/shares.c user/sources/sources.c user/util.c -linih "${AGENT_LIB[@]}"
 target fuzz_trace user/trace.c user/tracking/pfn_nodes.c user/util.c -lm
 target fuzz_control user/agent/control.c user/util.c -ljson-c -lmicrohttpd -lpthread -lm
 target fuzz_policy_params user/decision/policy_host.c user/util.c -ldl -lm
 # The replay's main as replay_main, without gnuplot, at most 10000 epochs.
 target fuzz_replay user/cxltier-replay.c user/replay/*.c user/agent/config.c user/decision/engine.c user/moving/mover.c user/decision/pipeline.c user/moving/platform.c user/decision/policy_host.c user/decision/sandbox.c user/decision/shares.c user/sources/sources.c \
 	user/tracking/pfn_nodes.c user/tracking/sweep.c user/tracking/topology.c user/trace.c user/tracking/tracker.c user/util.c -Dmain=replay_main -DREPLAY_NO_GNUPLOT \
-	-DREPLAY_MAX_EPOCHS=10000 -ljson-c -linih -lnuma -ldl -lm
+	-DREPLAY_MAX_EPOCHS=10000 -linih "${AGENT_LIB[@]}"
 
 for src in tiering-policies/*.c; do
 	so=$OUT/policies/$(basename "$src" .c).so

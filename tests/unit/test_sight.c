@@ -207,8 +207,8 @@ static void auto_order_and_sight_come_from_the_table(void **state)
 	assert_true(sources__sees_all(src("fault")->sight, 0, 0));
 	/* Each auto row is one auto can take; every other row is named only. */
 	for (size_t i = 0; i < nr_sources; i++)
-		if (sources[i].auto_rank)
-			assert_true(sources[i].hook != HOOK_NONE);
+		if (sources[i]->auto_rank)
+			assert_true(sources[i]->hook != HOOK_NONE);
 }
 
 int main(void)

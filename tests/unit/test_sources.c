@@ -32,9 +32,9 @@ static void each_source_parses_alone(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < nr_sources; i++) {
-		assert_int_equal(sources__parse(sources[i].name, &list, why, sizeof(why)), 0);
+		assert_int_equal(sources__parse(sources[i]->name, &list, why, sizeof(why)), 0);
 		assert_int_equal(list.n, 1);
-		assert_ptr_equal(list.def[0], &sources[i]);
+		assert_ptr_equal(list.def[0], sources[i]);
 		assert_int_equal(list.weight[0], 1);
 	}
 }
@@ -98,7 +98,7 @@ static void every_source_is_documented(void **state)
 	sample = slurp_cmd("cat packaging/cxltier.conf");
 	assert_non_null(strstr(help, "--source"));
 	for (size_t i = 0; i < nr_sources; i++) {
-		const char *n = sources[i].name;
+		const char *n = sources[i]->name;
 
 		if (!strstr(help, n))
 			fail_msg("source %s is not in cxltierd --help", n);

@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "damon.h"
 #include "sandbox.h"
 #include "status.h"
 #include "util.h"
@@ -111,8 +110,6 @@ struct json_object *status__json(const struct agent_state *st)
 	ADD(sampler, "why", json_object_new_string(st->s->source_why));
 	ADD(sampler, "pin_dir", json_object_new_string(st->s->pin_dir));
 	ADD(sampler, "entries_drained", U64(st->s->drained));
-	if (sampler__has_source(st->s, "pmu"))
-		ADD(sampler, "pmu_period", U64(st->s->pmu_period));
 	if (!sampler__read_stats(st->s->stats_fd, stats)) {
 		for (int i = 0; i < CXLT_NR_STATS; i++)
 			ADD(sampler, cxlt_stat_names[i], U64(stats[i]));
@@ -125,18 +122,7 @@ struct json_object *status__json(const struct agent_state *st)
 		    U64(stats[CXLT_STAT_NEW_PAGES] > st->s->drained ?
 			stats[CXLT_STAT_NEW_PAGES] - st->s->drained : 0));
 	}
-	if (st->damon) {
-		struct json_object *d = json_object_new_object();
-
-		ADD(d, "owner", json_object_new_string(st->damon->own ? "agent" : "someone else"));
-		ADD(d, "operations", json_object_new_string(st->damon->ops));
-		ADD(d, "kdamond_pid", json_object_new_int(st->damon->kdamond_pid));
-		ADD(d, "targets", U64(st->damon->nr_pids));
-		ADD(d, "commits", U64(st->damon->commits));
-		ADD(d, "regions_seen", U64(st->damon->regions_seen));
-		ADD(d, "pages_sampled", U64(st->damon->pages_matched));
-		ADD(sampler, "damon", d);
-	}
+	sampler__status(st->s, sampler);
 	if (st->hint && st->hint->on) {
 		struct json_object *h = json_object_new_object();
 

@@ -29,7 +29,6 @@ struct agent_state {
 	const struct mover *m;
 	const struct policy_host *policy;
 	const struct kmigrate *km;	/* may be unloaded */
-	const struct damon_src *damon;	/* NULL unless the source is damon */
 	const struct hint_gate *hint;	/* NULL unless the source is hint */
 	const struct sandbox *sandbox;	/* where the policy decides */
 	const char *mode;	/* "migrate" or "observe" */

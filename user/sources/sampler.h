@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Userspace twin of bpf/sampler.bpf.c: loads the samplers, pins the maps and
- * programs under the pin directory, picks and attaches a source, keeps the
- * target maps, and drains the heat map into the tracker.
+ * programs under the pin directory, picks the sources (sources.h) and opens
+ * them through their own code, keeps the target maps, and drains the heat
+ * map and each source into the tracker.
  */
 #ifndef CXLT_SAMPLER_H
 #define CXLT_SAMPLER_H
@@ -63,12 +64,13 @@ struct sampler {
 	char pin_dir[256];
 	char source[64];	/* what is attached: a name, or "name:weight,..." */
 	char source_why[400];	/* why that one */
+	char why_not[400];	/* why the last source tried could not open */
+	bool choosing;		/* auto is trying the sources in turn */
 	const struct source_def *attached[SOURCES_MAX_LIST];
 	int nr_attached;
 	struct sight_env env;	/* what else this machine offers, for the unseen pages' advice */
 	/* A DAMON row: its regions beside the fault hook's first touches. */
 	struct damon_src damon;
-	bool use_damon;
 	int heat_fd, targets_fd, cgroups_fd, stats_fd;
 	uint32_t nr_cgroups;
 	struct cxlt_page_key *keys;
@@ -101,10 +103,15 @@ int sampler__add_target(struct sampler *s, uint32_t tgid);
 int sampler__del_target(struct sampler *s, uint32_t tgid);
 int sampler__add_cgroup(struct sampler *s, uint64_t cgid);
 /*
- * Drains the heat map into the tracker, and a DAMON row's regions (its
- * kdamond then follows the tracker's targets); entries drained or -errno.
+ * Drains the heat map into the tracker, then each open source's own samples
+ * (a DAMON row's regions); entries drained or -errno.
  */
 int sampler__drain(struct sampler *s, struct tracker *tr);
+/* Tells the open sources the tracker's targets (a kdamond follows them). */
+void sampler__set_targets(struct sampler *s, const struct tracker *tr);
+/* Each open source's own fields in the status's "sampler" object. */
+struct json_object;
+void sampler__status(const struct sampler *s, struct json_object *sampler);
 
 /* Recording: the ring buffer's epoll fd (or -1), and a drain of what is in it. */
 int sampler__ring_fd(const struct sampler *s);
@@ -128,5 +135,22 @@ int sampler__prepare_pin_dir(const char *dir);
 int sampler__remove_pins(const char *dir);
 struct bpf_object;
 bool sampler__obj_pins(struct bpf_object *obj, const char *name, bool programs);
+
+/* For the sources' own files (*_source.c): the hooks they attach through. */
+/* The page-fault tracepoint (tp_btf or raw_tp, whichever loaded). */
+int sampler__attach_fault_tp(struct sampler *s);
+/*
+ * A perf event per online CPU (per CPU of its PMU for a PMU event, whose
+ * fds are kept for period changes) with the perf_event program attached;
+ * *failed_cpu names the CPU whose open failed.
+ */
+struct perf_event_attr;
+int sampler__attach_perf(struct sampler *s, struct perf_event_attr *attr,
+			 const struct pmu_event *ev, int *failed_cpu);
+/* Detaches what was attached after nr_links links and nr_pmu_fds fds. */
+void sampler__rollback(struct sampler *s, int nr_links, int nr_pmu_fds);
+/* Adds "; what" to source_why, and sets why_not. */
+void sampler__note(struct sampler *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sampler__why_not(struct sampler *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -6,41 +6,40 @@
 #include "sources.h"
 #include "util.h"
 
-const struct source_def sources[] = {
-	{ "auto", 0, HOOK_NONE, false, false,
-	  "pmu if the CPU samples memory, else our own DAMON vaddr kdamond when no one else uses DAMON, else hint where the kernel has NUMA balancing, else fault; a source that cannot see the targets' memory (hint: memory under bind/preferred) comes after one that can (damon observing a paddr kdamond)",
-	  SIGHT_ALL, 0 },
-	{ "pmu", CXLT_SRC_PMU, HOOK_PERF, true, true,
-	  "hardware memory samples: Intel PEBS mem-loads, AMD IBS op", SIGHT_ALL, 1 },
-	{ "hint", CXLT_SRC_HINT, HOOK_FAULT_TP, true, true,
-	  "NUMA hint faults from the kernel's scanner, metered to a CPU budget", SIGHT_SCANNED, 3 },
-	{ "fault", CXLT_SRC_FAULT, HOOK_FAULT_TP, false, true,
-	  "page faults: first touches only", SIGHT_FIRST_TOUCH, 5 },
-	{ "fault-perf", CXLT_SRC_FAULT, HOOK_PERF, false, true,
-	  "page faults through the perf software event, where the tracepoint is missing",
-	  SIGHT_FIRST_TOUCH, 0 },
-	{ "damon", 0, HOOK_DAMON, true, false,
-	  "observes a running paddr kdamond, or starts our own when none is set up", SIGHT_ALL, 4 },
-	{ "damon-vaddr", 0, HOOK_DAMON, true, false, "our own DAMON kdamond, virtual addresses",
-	  SIGHT_ALL, 2 },
-	{ "damon-paddr", 0, HOOK_DAMON, true, false, "our own DAMON kdamond, physical addresses",
-	  SIGHT_ALL, 0 },
+/* auto is no source of its own: the sampler tries the others in auto_rank order. */
+static const struct source_def auto_source = {
+	.name = "auto",
+	.hook = HOOK_NONE,
+	.help = "pmu if the CPU samples memory, else our own DAMON vaddr kdamond when no one else uses DAMON, else hint where the kernel has NUMA balancing, else fault; a source that cannot see the targets' memory (hint: memory under bind/preferred) comes after one that can (damon observing a paddr kdamond)",
+	.sight = SIGHT_ALL,
+};
+
+/* The registry: --help, the man page and the sample config list them in this order. */
+const struct source_def *const sources[] = {
+	&auto_source,
+	&pmu_source,
+	&hint_source,
+	&fault_source,
+	&fault_perf_source,
+	&damon_source,
+	&damon_vaddr_source,
+	&damon_paddr_source,
 };
 const size_t nr_sources = ARRAY_SIZE(sources);
 
 const struct source_def *sources__find(const char *name)
 {
 	for (size_t i = 0; i < nr_sources; i++)
-		if (!strcmp(sources[i].name, name))
-			return &sources[i];
+		if (!strcmp(sources[i]->name, name))
+			return sources[i];
 	return NULL;
 }
 
 const struct source_def *sources__by_kind(enum cxlt_source kind)
 {
 	for (size_t i = 0; kind && i < nr_sources; i++)
-		if (sources[i].kind == kind)
-			return &sources[i];
+		if (sources[i]->kind == kind)
+			return sources[i];
 	return NULL;
 }
 
@@ -59,8 +58,8 @@ size_t sources__auto_order(const struct source_def **out, size_t max)
 		size_t before = n;
 
 		for (size_t i = 0; i < nr_sources && n < max; i++)
-			if (sources[i].auto_rank == rank)
-				out[n++] = &sources[i];
+			if (sources[i]->auto_rank == rank)
+				out[n++] = sources[i];
 		if (n == before)
 			break;	/* ranks are 1, 2, 3, ... without gaps */
 	}
@@ -87,7 +86,7 @@ void sources__names(char *buf, size_t len)
 
 	buf[0] = '\0';
 	for (size_t i = 0; i < nr_sources && off < len; i++)
-		off += snprintf(buf + off, len - off, "%s%s", i ? ", " : "", sources[i].name);
+		off += snprintf(buf + off, len - off, "%s%s", i ? ", " : "", sources[i]->name);
 }
 
 int sources__parse(const char *value, struct source_list *l, char *why, size_t len)

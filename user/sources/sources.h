@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sampler sources, one row each: the name --source and the config take,
- * the hook it attaches to, whether its samples repeat, what it is for.  The
- * config's validation, the sampler's parser and attach dispatch, the repeat
- * rule of the agent and of the replay, and the --help text test all read
- * this table: adding a source is its attach code plus one row here.
+ * The sampler sources.  Each is one struct source_def, in a file of its own
+ * (fault_source.c, hint_source.c, pmu_source.c, damon_source.c): the name
+ * --source and the config take, the hook it attaches to, whether its samples
+ * repeat, what it is for, and its code (usable here?, open, drain, targets,
+ * status, close).  The registry (sources[] in sources.c) lists them: the
+ * config's validation, the sampler's parser and dispatch, auto's order, the
+ * status, the repeat rule of the agent and of the replay and the --help
+ * text test all read it.  Adding a source is its file plus one registry line.
  */
 #ifndef CXLT_SOURCES_H
 #define CXLT_SOURCES_H
@@ -32,6 +35,11 @@ enum source_sight {
 	SIGHT_FIRST_TOUCH, /* only pages first touched while the agent watches */
 };
 
+struct sampler;
+struct sampler_opts;
+struct tracker;
+struct json_object;
+
 struct source_def {
 	const char *name;
 	enum cxlt_source kind; /* what its samples say in a trace (0: none of its own) */
@@ -46,6 +54,29 @@ struct source_def {
 	 * when none does, the first usable one (sources__auto_order()).
 	 */
 	int auto_rank;
+
+	/*
+	 * Its code; NULL where it has none (auto is the sampler's own).
+	 *
+	 * usable: whether it can work on this machine, asked without setting
+	 * anything up (auto skips it, the unseen pages' advice leaves it out):
+	 * 0, or -errno with why not in why.  A why not is "summary: detail":
+	 * the log gets it whole, the source's why (status) the summary.
+	 */
+	int (*usable)(const struct sampler_opts *o, char *why, size_t len);
+	/*
+	 * Sets it up and attaches it, adding what it is to s->source_why
+	 * (sampler__note()); 0, or -errno with why not in s->why_not and
+	 * nothing of it left set up.
+	 */
+	int (*open)(struct sampler *s, const struct sampler_opts *o, const struct source_def *d);
+	/* Each epoch after the heat map: its own samples, or upkeep; entries added. */
+	int (*drain)(struct sampler *s, struct tracker *tr);
+	/* The tracker's targets changed. */
+	void (*set_targets)(struct sampler *s, const struct tracker *tr);
+	/* Its own fields in the status's "sampler" object. */
+	void (*status)(const struct sampler *s, struct json_object *sampler);
+	void (*close)(struct sampler *s);
 };
 
 #define SOURCES_MAX_LIST 4
@@ -57,9 +88,12 @@ struct source_list {
 	unsigned weight[SOURCES_MAX_LIST];
 };
 
-/* The table, and its rows by name and by the kind a trace records. */
-extern const struct source_def sources[];
+/* The registry, and its rows by name and by the kind a trace records. */
+extern const struct source_def *const sources[];
 extern const size_t nr_sources;
+/* Each source's own file defines its rows. */
+extern const struct source_def pmu_source, hint_source, fault_source, fault_perf_source,
+	damon_source, damon_vaddr_source, damon_paddr_source;
 const struct source_def *sources__find(const char *name);
 const struct source_def *sources__by_kind(enum cxlt_source kind);
 /* Whether samples of this kind (as a trace records them) repeat. */

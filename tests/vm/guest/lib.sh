@@ -77,6 +77,26 @@ start_hot_on_cxl() {
 	hot=$(sed -n 's/.*hot_pages=\([0-9]*\).*/\1/p' "$1")
 	[ "$(placement_of "$1" hot 1)" = "$hot" ] || fail "hot set not on node 1 at start: $(grep placement "$1")"
 }
+# agent_to_90pct [CXLTIERD ARGS...]: the agent on tierbench $tb (output /tmp/tb.out,
+# hot set $hot) until 90% of the hot set is on node 0 or 62 s; then its status in
+# /tmp/status.json, both stopped, tierbench's data checked.  Sets reached (seconds,
+# empty: never), cold (cold pages) and cold1 (of them on node 1 at the end).
+agent_to_90pct() {
+	local t0 agent
+	t0=$(now)
+	cxltierd --pid "$tb" --duration 62 "$@" > /tmp/agent.log 2>&1 &
+	agent=$!
+	reached=$(time_to_90pct /tmp/tb.out "$hot" "$t0" "$agent")
+	cxltierctl status --json > /tmp/status.json || fail "no status"
+	kill -TERM "$agent"
+	wait "$agent" || fail "cxltierd exited $? after SIGTERM"
+	kill -INT "$tb"
+	wait "$tb" || fail "tierbench failed: $(tail -3 /tmp/tb.out)"
+	grep -q 'verify=ok' /tmp/tb.out || fail "tierbench: $(tail -2 /tmp/tb.out)"
+	cold=$(sed -n 's/.*pages=\([0-9]*\) hot_start.*/\1/p' /tmp/tb.out)
+	cold=$((cold - hot))
+	cold1=$(placement_of /tmp/tb.out cold 1)
+}
 # wl_until_90pct T0 LIMIT PID: while PID lives, once a second, where the workload's
 # HOT hot and COLD cold pages are (wl_place: pages on node 0); sets half and reached
 # to the seconds since T0 at which 50% and 90% of the hot pages were on node 0 (empty:

@@ -19,19 +19,7 @@ huge_kb=$(awk '/^AnonHugePages/ { s += $2 } END { print s + 0 }' "/proc/$tb/smap
 res anon_huge_kb_at_start "$huge_kb"
 [ "$huge_kb" -ge $((48 * 1024)) ] || fail "tierbench has only $huge_kb kB in huge pages"
 
-t0=$(now)
-cxltierd --pid "$tb" --duration 62 > /tmp/agent.log 2>&1 &
-agent=$!
-reached=$(time_to_90pct /tmp/tb.out "$hot" "$t0" "$agent")
-cxltierctl status --json > /tmp/status.json || fail "no status"
-kill -TERM "$agent"
-wait "$agent" || fail "cxltierd exited $? after SIGTERM"
-kill -INT "$tb"
-wait "$tb" || fail "tierbench failed: $(tail -3 /tmp/tb.out)"
-grep -q 'verify=ok' /tmp/tb.out || fail "tierbench: $(tail -2 /tmp/tb.out)"
-cold=$(sed -n 's/.*pages=\([0-9]*\) hot_start.*/\1/p' /tmp/tb.out)
-cold=$((cold - hot))
-cold1=$(placement_of /tmp/tb.out cold 1)
+agent_to_90pct
 wholly_cold=$((16 * 512))
 res hot_pages "$hot"
 res seconds_to_90pct "${reached:-never}"

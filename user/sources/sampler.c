@@ -257,16 +257,35 @@ static void probe_env(struct sampler *s, const struct sampler_opts *o)
 /* Opens one source through its own code; 0, or -errno with why not in s->why_not. */
 static int open_source(struct sampler *s, const struct sampler_opts *o, const struct source_def *d)
 {
-	int err;
+	int i = s->nr_attached, err;
 
 	s->why_not[0] = '\0';
 	if (d->usable && (err = d->usable(o, s->why_not, sizeof(s->why_not))))
 		return err;
-	if ((err = d->open(s, o, d)))
+	if (i == SOURCES_MAX_LIST)
+		return -E2BIG;	/* sources__parse() allows no more */
+	/* Its slot while it opens, so that sampler__state() finds its state. */
+	s->attached[i] = d;
+	if (d->state_size && !(s->state[i] = calloc(1, d->state_size)))
+		err = -ENOMEM;
+	else
+		err = d->open(s, o, d);
+	if (err) {
+		free(s->state[i]);
+		s->state[i] = NULL;
+		s->attached[i] = NULL;
 		return err;
-	if (s->nr_attached < SOURCES_MAX_LIST)
-		s->attached[s->nr_attached++] = d;
+	}
+	s->nr_attached++;
 	return 0;
+}
+
+void *sampler__state(const struct sampler *s, const struct source_def *d)
+{
+	for (int i = 0; i <= s->nr_attached && i < SOURCES_MAX_LIST; i++)
+		if (s->attached[i] == d)
+			return s->state[i];
+	return NULL;
 }
 
 /*
@@ -456,9 +475,12 @@ fail:
 
 void sampler__close(struct sampler *s, bool keep_pins)
 {
-	for (int i = s->nr_attached - 1; i >= 0; i--)
+	for (int i = s->nr_attached - 1; i >= 0; i--) {
 		if (s->attached[i]->close)
 			s->attached[i]->close(s);
+		free(s->state[i]);
+		s->state[i] = NULL;
+	}
 	s->nr_attached = 0;
 	ring_buffer__free(s->rb);
 	s->rb = NULL;

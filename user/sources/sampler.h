@@ -67,6 +67,7 @@ struct sampler {
 	char why_not[400];	/* why the last source tried could not open */
 	bool choosing;		/* auto is trying the sources in turn */
 	const struct source_def *attached[SOURCES_MAX_LIST];
+	void *state[SOURCES_MAX_LIST];	/* each one's own, state_size bytes */
 	int nr_attached;
 	struct sight_env env;	/* what else this machine offers, for the unseen pages' advice */
 	/* A DAMON row: its regions beside the fault hook's first touches. */
@@ -149,6 +150,8 @@ int sampler__attach_perf(struct sampler *s, struct perf_event_attr *attr,
 			 const struct pmu_event *ev, int *failed_cpu);
 /* Detaches what was attached after nr_links links and nr_pmu_fds fds. */
 void sampler__rollback(struct sampler *s, int nr_links, int nr_pmu_fds);
+/* An open (or opening) source's own state: state_size zeroed bytes, or NULL. */
+void *sampler__state(const struct sampler *s, const struct source_def *d);
 /* Adds "; what" to source_why, and sets why_not. */
 void sampler__note(struct sampler *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sampler__why_not(struct sampler *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

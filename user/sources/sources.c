@@ -24,6 +24,7 @@ const struct source_def *const sources[] = {
 	&damon_source,
 	&damon_vaddr_source,
 	&damon_paddr_source,
+	&soft_dirty_source,
 };
 const size_t nr_sources = ARRAY_SIZE(sources);
 

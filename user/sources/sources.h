@@ -22,6 +22,7 @@ enum source_hook {
 	HOOK_FAULT_TP,	/* the page-fault tracepoint (first touch and NUMA hint faults) */
 	HOOK_PERF,	/* a perf_event BPF program (PMU samples, software page faults) */
 	HOOK_DAMON,	/* a DAMON kdamond, read from userspace; first touches from HOOK_FAULT_TP */
+	HOOK_PROC,	/* the targets' page tables, read from userspace through /proc */
 };
 
 /*
@@ -54,6 +55,8 @@ struct source_def {
 	 * when none does, the first usable one (sources__auto_order()).
 	 */
 	int auto_rank;
+	/* Bytes of its own state, zeroed when it opens and freed after close: sampler__state(). */
+	size_t state_size;
 
 	/*
 	 * Its code; NULL where it has none (auto is the sampler's own).
@@ -93,7 +96,7 @@ extern const struct source_def *const sources[];
 extern const size_t nr_sources;
 /* Each source's own file defines its rows. */
 extern const struct source_def pmu_source, hint_source, fault_source, fault_perf_source,
-	damon_source, damon_vaddr_source, damon_paddr_source;
+	damon_source, damon_vaddr_source, damon_paddr_source, soft_dirty_source;
 const struct source_def *sources__find(const char *name);
 const struct source_def *sources__by_kind(enum cxlt_source kind);
 /* Whether samples of this kind (as a trace records them) repeat. */

@@ -24,6 +24,7 @@ struct pm_scan_arg {
 #define PAGE_IS_PRESENT (1 << 3)
 #define PAGE_IS_PFNZERO (1 << 5)
 #define PAGE_IS_HUGE (1 << 6)
+#define PAGE_IS_SOFT_DIRTY (1 << 7)
 #define PM_PRESENT (1ULL << 63)
 #define PM_FILE (1ULL << 61)
 #define PM_MMAP_EXCLUSIVE (1ULL << 56)

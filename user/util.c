@@ -113,6 +113,28 @@ int parse_int(const char *s, long min, long max, int *out)
 	return 0;
 }
 
+int parse_named_list(const char *value, int (*item)(void *ctx, const char *name, const char *val),
+		     void *ctx, char *why, size_t len)
+{
+	char buf[256], *tok, *save;
+	int n = 0, err;
+
+	if (strlen(value) >= sizeof(buf)) {
+		snprintf(why, len, "too long");
+		return -EINVAL;
+	}
+	snprintf(buf, sizeof(buf), "%s", value);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++) {
+		char *colon = strchr(tok, ':');
+
+		if (colon)
+			*colon++ = '\0';
+		if ((err = item(ctx, tok, colon)))
+			return err;
+	}
+	return n;
+}
+
 int parse_double(const char *s, double min, double max, double *out)
 {
 	double v;

@@ -26,6 +26,14 @@ void log_msg(enum log_level level, const char *fmt, ...)
 int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int parse_int(const char *s, long min, long max, int *out);
 int parse_double(const char *s, double min, double max, double *out);
+/*
+ * A list "NAME[:VALUE],NAME[:VALUE],...": item() is called for each entry
+ * with its value or NULL, and the first non-zero return ends the walk and
+ * is returned; -EINVAL with why when the list is too long (over 255);
+ * else how many entries it has (0: it names nothing).
+ */
+int parse_named_list(const char *value, int (*item)(void *ctx, const char *name, const char *val),
+		     void *ctx, char *why, size_t len);
 /* "64M", "2G", "4096", "1.5G"; suffixes K M G T are powers of 1024. */
 int parse_size(const char *s, uint64_t *out);
 

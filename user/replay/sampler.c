@@ -73,48 +73,53 @@ static const struct {
 
 #define SAMPLER_NAMES "none, pmu[:N], hint, fault, damon[:PAGES]"
 
+struct parse_ctx {
+	struct sampler_spec *specs;
+	int max, *n;
+	char *why;
+	size_t len;
+};
+
+static int parse_one(void *ctx, const char *name, const char *val)
+{
+	struct parse_ctx *c = ctx;
+	struct sampler_spec *sp;
+	uint64_t v = 0;
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(kinds) && strcmp(kinds[k].name, name); k++)
+		;
+	if (k == ARRAY_SIZE(kinds)) {
+		snprintf(c->why, c->len, "unknown sampler '%s' (%s)", name, SAMPLER_NAMES);
+		return -EINVAL;
+	}
+	if (val && !kinds[k].takes_n) {
+		snprintf(c->why, c->len, "%s takes no value (%s)", name, SAMPLER_NAMES);
+		return -EINVAL;
+	}
+	if (val && parse_u64(val, 1, 1ULL << 32, &v)) {
+		snprintf(c->why, c->len, "'%s' of %s is not a number from 1 to 4294967296", val, name);
+		return -EINVAL;
+	}
+	if (*c->n == c->max) {
+		snprintf(c->why, c->len, "at most %d samplers", c->max);
+		return -EINVAL;
+	}
+	sp = &c->specs[(*c->n)++];
+	*sp = (struct sampler_spec){ .kind = kinds[k].kind, .n = v };
+	snprintf(sp->label, sizeof(sp->label), "%s", name);
+	return 0;
+}
+
 int sampler_parse(const char *value, struct sampler_spec *specs, int max, int *n, char *why,
 		  size_t len)
 {
-	char buf[256], *tok, *save;
-	int before = *n;
+	struct parse_ctx c = { specs, max, n, why, len };
+	int nr = parse_named_list(value, parse_one, &c, why, len);
 
-	if (strlen(value) >= sizeof(buf)) {
-		snprintf(why, len, "too long");
-		return -EINVAL;
-	}
-	snprintf(buf, sizeof(buf), "%s", value);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *colon = strchr(tok, ':');
-		struct sampler_spec *sp;
-		uint64_t v = 0;
-		size_t k;
-
-		if (colon)
-			*colon = '\0';
-		for (k = 0; k < ARRAY_SIZE(kinds) && strcmp(kinds[k].name, tok); k++)
-			;
-		if (k == ARRAY_SIZE(kinds)) {
-			snprintf(why, len, "unknown sampler '%s' (%s)", tok, SAMPLER_NAMES);
-			return -EINVAL;
-		}
-		if (colon && !kinds[k].takes_n) {
-			snprintf(why, len, "%s takes no value (%s)", tok, SAMPLER_NAMES);
-			return -EINVAL;
-		}
-		if (colon && parse_u64(colon + 1, 1, 1ULL << 32, &v)) {
-			snprintf(why, len, "'%s' of %s is not a number from 1 to 4294967296", colon + 1, tok);
-			return -EINVAL;
-		}
-		if (*n == max) {
-			snprintf(why, len, "at most %d samplers", max);
-			return -EINVAL;
-		}
-		sp = &specs[(*n)++];
-		*sp = (struct sampler_spec){ .kind = kinds[k].kind, .n = v };
-		snprintf(sp->label, sizeof(sp->label), "%s", tok);
-	}
-	if (*n == before) {
+	if (nr < 0)
+		return nr;
+	if (!nr) {
 		snprintf(why, len, "no sampler named (%s)", SAMPLER_NAMES);
 		return -EINVAL;
 	}

@@ -90,56 +90,62 @@ void sources__names(char *buf, size_t len)
 		off += snprintf(buf + off, len - off, "%s%s", i ? ", " : "", sources[i]->name);
 }
 
+struct parse_ctx {
+	struct source_list *l;
+	bool many;
+	const char *names;
+	char *why;
+	size_t len;
+};
+
+static int parse_one(void *ctx, const char *name, const char *val)
+{
+	struct parse_ctx *c = ctx;
+	struct source_list *l = c->l;
+	const struct source_def *d;
+	int w = 1;
+
+	if (l->n == SOURCES_MAX_LIST) {
+		snprintf(c->why, c->len, "at most %d sources", SOURCES_MAX_LIST);
+		return -EINVAL;
+	}
+	if (val && parse_int(val, 1, 1000, &w)) {
+		snprintf(c->why, c->len, "weight '%s' of %s is not a number from 1 to 1000", val, name);
+		return -EINVAL;
+	}
+	if (!(d = sources__find(name))) {
+		snprintf(c->why, c->len, "unknown source '%s' (%s; several with weights such as pmu:4,hint:1)",
+			 name, c->names);
+		return -EINVAL;
+	}
+	if (c->many && !d->listable) {
+		snprintf(c->why, c->len, "%s only alone: a list takes pmu, hint, fault and fault-perf", name);
+		return -EINVAL;
+	}
+	/* Two sources on one hook would count every event twice under one weight. */
+	for (int i = 0; i < l->n; i++) {
+		if (l->def[i]->hook == d->hook) {
+			snprintf(c->why, c->len, "%s shares its hook with %s (fault and hint are one tracepoint; pmu and fault-perf one perf_event program)",
+				 name, l->def[i]->name);
+			return -EINVAL;
+		}
+	}
+	l->def[l->n] = d;
+	l->weight[l->n++] = w;
+	return 0;
+}
+
 int sources__parse(const char *value, struct source_list *l, char *why, size_t len)
 {
-	char buf[128], names[160], *tok, *save;
-	bool many = strchr(value, ',') || strchr(value, ':');
+	char names[160];
+	struct parse_ctx c = { l, strchr(value, ',') || strchr(value, ':'), names, why, len };
+	int nr;
 
 	memset(l, 0, sizeof(*l));
 	sources__names(names, sizeof(names));
-	if (strlen(value) >= sizeof(buf)) {
-		snprintf(why, len, "too long");
-		return -EINVAL;
-	}
-	snprintf(buf, sizeof(buf), "%s", value);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *colon = strchr(tok, ':');
-		const struct source_def *d;
-		int w = 1;
-
-		if (l->n == SOURCES_MAX_LIST) {
-			snprintf(why, len, "at most %d sources", SOURCES_MAX_LIST);
-			return -EINVAL;
-		}
-		if (colon) {
-			*colon = '\0';
-			if (parse_int(colon + 1, 1, 1000, &w)) {
-				snprintf(why, len, "weight '%s' of %s is not a number from 1 to 1000",
-					 colon + 1, tok);
-				return -EINVAL;
-			}
-		}
-		if (!(d = sources__find(tok))) {
-			snprintf(why, len, "unknown source '%s' (%s; several with weights such as pmu:4,hint:1)",
-				 tok, names);
-			return -EINVAL;
-		}
-		if (many && !d->listable) {
-			snprintf(why, len, "%s only alone: a list takes pmu, hint, fault and fault-perf", tok);
-			return -EINVAL;
-		}
-		/* Two sources on one hook would count every event twice under one weight. */
-		for (int i = 0; i < l->n; i++) {
-			if (l->def[i]->hook == d->hook) {
-				snprintf(why, len, "%s shares its hook with %s (fault and hint are one tracepoint; pmu and fault-perf one perf_event program)",
-					 tok, l->def[i]->name);
-				return -EINVAL;
-			}
-		}
-		l->def[l->n] = d;
-		l->weight[l->n++] = w;
-	}
-	if (!l->n) {
+	if ((nr = parse_named_list(value, parse_one, &c, why, len)) < 0)
+		return nr;
+	if (!nr) {
 		snprintf(why, len, "no source named (%s)", names);
 		return -EINVAL;
 	}

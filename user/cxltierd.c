@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "damon.h"
 #include "service.h"
 #include "targets.h"
 #include "util.h"

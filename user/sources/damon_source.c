@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "damon.h"
 #include "sampler.h"
 
 static enum damon_mode mode_of(const struct source_def *d)
@@ -34,16 +35,17 @@ static int damon_usable(const struct sampler_opts *o, char *why, size_t len)
 
 static int damon_open(struct sampler *s, const struct sampler_opts *o, const struct source_def *d)
 {
-	int err = damon__open(&s->damon, o->sysfs_root, o->damon_state, mode_of(d));
+	struct damon_src *dm = sampler__state(s, d);
+	int err = damon__open(dm, o->sysfs_root, o->damon_state, mode_of(d));
 
 	if (err) {
 		sampler__why_not(s, "%s: %s", mode_of(d) == DAMON_ANY ? "no DAMON to observe or own" :
-				 "no DAMON of our own", s->damon.why);
+				 "no DAMON of our own", dm->why);
 		return err;
 	}
-	sampler__note(s, "%s; first touches from the page-fault tracepoint", s->damon.why);
+	sampler__note(s, "%s; first touches from the page-fault tracepoint", dm->why);
 	if ((err = sampler__attach_fault_tp(s))) {
-		damon__close(&s->damon);
+		damon__close(dm);
 		sampler__why_not(s, "cannot attach the page-fault hook for source %s: %s", d->name,
 				 strerror(-err));
 		return err;
@@ -54,22 +56,25 @@ static int damon_open(struct sampler *s, const struct sampler_opts *o, const str
 	return 0;
 }
 
-static int damon_drain(struct sampler *s, struct tracker *tr)
+static int damon_drain(struct sampler *s, const struct source_def *d, struct tracker *tr)
 {
-	int n = damon__drain(&s->damon, tr);
+	struct damon_src *dm = sampler__state(s, d);
+	int n = damon__drain(dm, tr);
 
-	damon__set_targets(&s->damon, tr);
+	damon__set_targets(dm, tr);
 	return n;
 }
 
-static void damon_set_targets(struct sampler *s, const struct tracker *tr)
+static void damon_set_targets(struct sampler *s, const struct source_def *d,
+			      const struct tracker *tr)
 {
-	damon__set_targets(&s->damon, tr);
+	damon__set_targets(sampler__state(s, d), tr);
 }
 
-static void damon_status(const struct sampler *s, struct json_object *sampler)
+static void damon_status(const struct sampler *s, const struct source_def *def,
+			 struct json_object *sampler)
 {
-	const struct damon_src *dm = &s->damon;
+	const struct damon_src *dm = sampler__state(s, def);
 	struct json_object *d = json_object_new_object();
 
 	json_object_object_add(d, "owner", json_object_new_string(dm->own ? "agent" : "someone else"));
@@ -82,14 +87,15 @@ static void damon_status(const struct sampler *s, struct json_object *sampler)
 	json_object_object_add(sampler, "damon", d);
 }
 
-static void damon_close(struct sampler *s)
+static void damon_close(struct sampler *s, const struct source_def *d)
 {
-	damon__close(&s->damon);
+	damon__close(sampler__state(s, d));
 }
 
 #define DAMON_OPS .kind = 0, .hook = HOOK_DAMON, .repeats = true, .sight = SIGHT_ALL, \
-	.usable = damon_usable, .open = damon_open, .drain = damon_drain, \
-	.set_targets = damon_set_targets, .status = damon_status, .close = damon_close
+	.state_size = sizeof(struct damon_src), .usable = damon_usable, .open = damon_open, \
+	.drain = damon_drain, .set_targets = damon_set_targets, .status = damon_status, \
+	.close = damon_close
 
 const struct source_def damon_source = {
 	.name = "damon",

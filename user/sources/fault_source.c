@@ -33,11 +33,11 @@ static int fault_perf_open(struct sampler *s, const struct sampler_opts *o,
 		.sample_period = 1,
 		.exclude_kernel = 1,
 	};
-	int nr_links = s->nr_links, nr_fds = s->nr_pmu_fds, cpu, err;
+	int nr_links = s->nr_links, cpu, err;
 
 	(void)o;
-	if ((err = sampler__attach_perf(s, &attr, NULL, &cpu))) {
-		sampler__rollback(s, nr_links, nr_fds);
+	if ((err = sampler__attach_perf(s, &attr, NULL, NULL, NULL, &cpu))) {
+		sampler__rollback(s, nr_links);
 		sampler__why_not(s, "cannot attach %s: perf_event_open of the software page-fault event%s: %s",
 				 d->name, cpu >= 0 ? " on a CPU" : "", strerror(-err));
 		return err;

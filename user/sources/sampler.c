@@ -53,26 +53,25 @@ static int add_link(struct sampler *s, struct bpf_link *link)
 	return 0;
 }
 
-static int add_pmu_fd(struct sampler *s, int fd)
+static int add_fd(int **fds, int *nr, int fd)
 {
-	int *fds = realloc(s->pmu_fds, (s->nr_pmu_fds + 1) * sizeof(*fds));
+	int *more = realloc(*fds, (*nr + 1) * sizeof(**fds));
 
-	if (!fds)
+	if (!more)
 		return -ENOMEM;
-	s->pmu_fds = fds;
-	s->pmu_fds[s->nr_pmu_fds++] = fd;
+	*fds = more;
+	(*fds)[(*nr)++] = fd;
 	return 0;
 }
 
-void sampler__rollback(struct sampler *s, int nr_links, int nr_pmu_fds)
+void sampler__rollback(struct sampler *s, int nr_links)
 {
 	while (s->nr_links > nr_links)
 		bpf_link__destroy(s->links[--s->nr_links]);	/* closes the perf fd too */
-	s->nr_pmu_fds = nr_pmu_fds;
 }
 
 int sampler__attach_perf(struct sampler *s, struct perf_event_attr *attr,
-			 const struct pmu_event *ev, int *failed_cpu)
+			 const struct pmu_event *ev, int **fds, int *nr, int *failed_cpu)
 {
 	int ncpu = libbpf_num_possible_cpus(), attached = 0, err;
 
@@ -99,7 +98,7 @@ int sampler__attach_perf(struct sampler *s, struct perf_event_attr *attr,
 		}
 		if (add_link(s, link))
 			return -ENOMEM;
-		if (ev && (err = add_pmu_fd(s, fd)))
+		if (fds && (err = add_fd(fds, nr, fd)))
 			return err;
 		attached++;
 	}
@@ -477,7 +476,7 @@ void sampler__close(struct sampler *s, bool keep_pins)
 {
 	for (int i = s->nr_attached - 1; i >= 0; i--) {
 		if (s->attached[i]->close)
-			s->attached[i]->close(s);
+			s->attached[i]->close(s, s->attached[i]);
 		free(s->state[i]);
 		s->state[i] = NULL;
 	}
@@ -489,9 +488,6 @@ void sampler__close(struct sampler *s, bool keep_pins)
 	free(s->links);
 	s->links = NULL;
 	s->nr_links = 0;
-	free(s->pmu_fds);
-	s->pmu_fds = NULL;
-	s->nr_pmu_fds = 0;
 	if (s->skel) {
 		if (!keep_pins) {
 			struct bpf_program *prog;
@@ -561,7 +557,7 @@ int sampler__drain(struct sampler *s, struct tracker *tr)
 	s->drained += total;
 	for (int i = 0; i < s->nr_attached; i++)
 		if (s->attached[i]->drain)
-			total += s->attached[i]->drain(s, tr);
+			total += s->attached[i]->drain(s, s->attached[i], tr);
 	return total;
 }
 
@@ -569,14 +565,14 @@ void sampler__set_targets(struct sampler *s, const struct tracker *tr)
 {
 	for (int i = 0; i < s->nr_attached; i++)
 		if (s->attached[i]->set_targets)
-			s->attached[i]->set_targets(s, tr);
+			s->attached[i]->set_targets(s, s->attached[i], tr);
 }
 
 void sampler__status(const struct sampler *s, struct json_object *sampler)
 {
 	for (int i = 0; i < s->nr_attached; i++)
 		if (s->attached[i]->status)
-			s->attached[i]->status(s, sampler);
+			s->attached[i]->status(s, s->attached[i], sampler);
 }
 
 int sampler__read_stats(int stats_fd, uint64_t out[CXLT_NR_STATS])

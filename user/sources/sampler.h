@@ -12,7 +12,6 @@
 #include <stdint.h>
 
 #include "cxltier.h"
-#include "damon.h"
 #include "pmu.h"
 #include "sight.h"
 #include "sources.h"
@@ -70,8 +69,6 @@ struct sampler {
 	void *state[SOURCES_MAX_LIST];	/* each one's own, state_size bytes */
 	int nr_attached;
 	struct sight_env env;	/* what else this machine offers, for the unseen pages' advice */
-	/* A DAMON row: its regions beside the fault hook's first touches. */
-	struct damon_src damon;
 	int heat_fd, targets_fd, cgroups_fd, stats_fd;
 	uint32_t nr_cgroups;
 	struct cxlt_page_key *keys;
@@ -81,15 +78,6 @@ struct sampler {
 	struct ring_buffer *rb;	/* recording only */
 	int (*on_sample)(void *ctx, const struct cxlt_sample *s);
 	void *sample_ctx;
-	/* Source pmu: the events, their per-CPU fds (owned by the links) and the period. */
-	struct pmu_discovery pmu;
-	int *pmu_fds;
-	int nr_pmu_fds;
-	uint64_t pmu_period;	/* current sample period, for status */
-	double pmu_cpu_share, pmu_cost_ns;
-	double pmu_adapted_at;	/* when the period was last looked at */
-	uint64_t pmu_seen_at;	/* samples seen then */
-	uint64_t pmu_run_ns, pmu_run_cnt;	/* BPF program run time then (bpf_stats) */
 };
 
 int sampler__open(struct sampler *s, const struct sampler_opts *o);
@@ -141,15 +129,16 @@ bool sampler__obj_pins(struct bpf_object *obj, const char *name, bool programs);
 /* The page-fault tracepoint (tp_btf or raw_tp, whichever loaded). */
 int sampler__attach_fault_tp(struct sampler *s);
 /*
- * A perf event per online CPU (per CPU of its PMU for a PMU event, whose
- * fds are kept for period changes) with the perf_event program attached;
- * *failed_cpu names the CPU whose open failed.
+ * A perf event per online CPU (per CPU of its PMU for a PMU event) with the
+ * perf_event program attached; the links own the fds, and with fds each is
+ * also added to *fds (*nr of them), for period changes.  *failed_cpu names
+ * the CPU whose open failed.
  */
 struct perf_event_attr;
 int sampler__attach_perf(struct sampler *s, struct perf_event_attr *attr,
-			 const struct pmu_event *ev, int *failed_cpu);
-/* Detaches what was attached after nr_links links and nr_pmu_fds fds. */
-void sampler__rollback(struct sampler *s, int nr_links, int nr_pmu_fds);
+			 const struct pmu_event *ev, int **fds, int *nr, int *failed_cpu);
+/* Detaches the links attached after the first nr_links. */
+void sampler__rollback(struct sampler *s, int nr_links);
 /* An open (or opening) source's own state: state_size zeroed bytes, or NULL. */
 void *sampler__state(const struct sampler *s, const struct source_def *d);
 /* Adds "; what" to source_why, and sets why_not. */

@@ -181,9 +181,9 @@ static int remember(struct dirty *dd, const struct target *t)
 	return 0;
 }
 
-static int soft_dirty_drain(struct sampler *s, struct tracker *tr)
+static int soft_dirty_drain(struct sampler *s, const struct source_def *d, struct tracker *tr)
 {
-	struct dirty *dd = sampler__state(s, &soft_dirty_source);
+	struct dirty *dd = sampler__state(s, d);
 	double t0 = now_sec();
 	uint64_t pages = 0;
 
@@ -223,16 +223,17 @@ static int soft_dirty_drain(struct sampler *s, struct tracker *tr)
 	return pages > INT32_MAX ? INT32_MAX : (int)pages;
 }
 
-static void soft_dirty_close(struct sampler *s)
+static void soft_dirty_close(struct sampler *s, const struct source_def *d)
 {
-	struct dirty *dd = sampler__state(s, &soft_dirty_source);
+	struct dirty *dd = sampler__state(s, d);
 
 	free(dd->seen);
 }
 
-static void soft_dirty_status(const struct sampler *s, struct json_object *sampler)
+static void soft_dirty_status(const struct sampler *s, const struct source_def *def,
+			      struct json_object *sampler)
 {
-	const struct dirty *dd = sampler__state(s, &soft_dirty_source);
+	const struct dirty *dd = sampler__state(s, def);
 	struct json_object *d = json_object_new_object();
 
 	json_object_object_add(d, "pages_last_epoch", json_object_new_uint64(dd->last));

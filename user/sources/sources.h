@@ -74,12 +74,13 @@ struct source_def {
 	 */
 	int (*open)(struct sampler *s, const struct sampler_opts *o, const struct source_def *d);
 	/* Each epoch after the heat map: its own samples, or upkeep; entries added. */
-	int (*drain)(struct sampler *s, struct tracker *tr);
+	int (*drain)(struct sampler *s, const struct source_def *d, struct tracker *tr);
 	/* The tracker's targets changed. */
-	void (*set_targets)(struct sampler *s, const struct tracker *tr);
+	void (*set_targets)(struct sampler *s, const struct source_def *d, const struct tracker *tr);
 	/* Its own fields in the status's "sampler" object. */
-	void (*status)(const struct sampler *s, struct json_object *sampler);
-	void (*close)(struct sampler *s);
+	void (*status)(const struct sampler *s, const struct source_def *d,
+		       struct json_object *sampler);
+	void (*close)(struct sampler *s, const struct source_def *d);
 };
 
 #define SOURCES_MAX_LIST 4

@@ -366,8 +366,6 @@ static int set_up(struct agent *a)
 	agent__set_shares(a, k->fast_share);
 	if ((err = open_sources(a)))
 		return err;
-	/* Before the metrics thread exists: the child is forked from one thread. */
-	agent__start_sandbox(a);
 	service__drop_setup_caps();
 	return start_serving(a);
 }
@@ -392,13 +390,25 @@ int main(int argc, char **argv)
 	a = (struct agent){ .cfg = &cfg, .ctl = { .sock_fd = -1, .textfile_dir = -1 },
 			    .sandbox = { .to_child = -1, .from_child = -1, .memfd = -1 },
 			    .lock_fd = -1, .sfd = -1, .argc = argc, .argv = argv };
-	if (policy_host__load(&a.policy, cfg.k.policy, cfg.k.policy_dir, cfg.k.params,
+	/*
+	 * The policy's init runs in its own process (as decide() does), forked
+	 * now, before any thread or BPF object exists; --check-config thus
+	 * checks its parameters as a start would.  A process that cannot be
+	 * made (no memory for its mapping) is a failed policy, as a crash later
+	 * is: the agent runs on without moves.
+	 */
+	if (policy_host__open(&a.policy, cfg.k.policy, cfg.k.policy_dir, cfg.k.params,
 			      cfg.k.nr_params))
 		return 1;
+	if (!cfg.policy_help && agent__start_sandbox(&a) && a.sandbox.init_refused) {
+		policy_host__unload(&a.policy);
+		return 1;
+	}
 	/* --check-config runs the start's checks first: "valid" means it starts. */
 	err = cfg.policy_help ? answer_only(&a) : preflight(&cfg) ? 1 :
 	      cfg.check_config ? answer_only(&a) : -1;
 	if (err >= 0) {
+		sandbox__stop(&a.sandbox);
 		policy_host__unload(&a.policy);
 		config__free(&cfg.k);
 		return err;

@@ -60,6 +60,30 @@ wait_for 30 "hotcold in the status" status_has "$work/run" \
 stop
 echo "crash: stopped, reported, replaced"
 
+# init runs in the policy's process too: a crash there is a refused start, and
+# a refused reload that keeps the running policy; the agent never goes down.
+if "$BUILD/cxltierd" --pid "$sleeper" --policy crash -o when=init --policy-dir "$pols" \
+	--sysfs-root tests/fixtures/topology/dram_cxl --source fault --run-dir "$work/run" \
+	--duration 5 > "$work/agent.log" 2>&1; then
+	fail "a policy that crashes in init started"
+else
+	rc=$?
+fi
+[ "$rc" -eq 1 ] || fail "cxltierd exited $rc (a signal?) when the policy crashed in init"
+grep -Eq "policy crash: init: (crashed: Segmentation fault|made a system call)" "$work/agent.log" ||
+	fail "the init crash not said"
+start rewrite
+wait_for 30 "the control socket" socket_up "$work/run"
+"$BUILD/cxltierctl" --run-dir "$work/run" policy "$PWD/$pols/crash.so" when=init > "$work/ctl.out" 2>&1 &&
+	fail "cxltierctl policy with a crashing init succeeded"
+logged "policy crash: init: " || fail "the refused swap's init crash not said"
+logged "refused: keeping policy rewrite" || fail "the running policy not kept"
+epochs_go_on
+jq -e '.policy.name == "rewrite" and .policy.failed == null' "$work/status.json" > /dev/null ||
+	fail "the running policy did not stay: $(jq -c .policy "$work/status.json")"
+stop
+echo "crash in init: start refused, swap refused, agent up"
+
 start hang --decide-limit-ms 200
 wait_for 30 "the overrun reported" logged "policy hang failed: decide() took longer than the 200 ms limit"
 epochs_go_on

@@ -4,7 +4,9 @@
  * dereferences NULL in decide() (`how=null`, the default) or frees a block
  * twice (`how=abort`: the C library finds its heap corrupt and aborts).  The
  * replay must report its row as crashed or aborted, by name, and complete
- * every other row (tests/cli/replay-isolation.sh).
+ * every other row (tests/cli/replay-isolation.sh).  `when=init` crashes in
+ * init() instead: the live agent runs init in the policy's own process too
+ * (tests/live/policy-sandbox.sh).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -20,6 +22,8 @@ static int crash_init(void **state, const struct cxlt_param *params, uint32_t nr
 	static int do_abort;
 
 	for (uint32_t i = 0; i < nr; i++) {
+		if (!strcmp(params[i].key, "when") && !strcmp(params[i].value, "init"))
+			*(volatile int *)NULL = 1;
 		if (strcmp(params[i].key, "how"))
 			continue;
 		if (strcmp(params[i].value, "null") && strcmp(params[i].value, "abort")) {
@@ -51,6 +55,7 @@ static int crash_decide(void *state, const struct cxlt_view *v, struct cxlt_plan
 
 static const struct cxlt_param_desc crash_params[] = {
 	{ "how", "null", "null: a NULL dereference; abort: a double free" },
+	{ "when", "decide", "decide: from the third epoch; init: in init()" },
 	{ NULL, NULL, NULL },
 };
 

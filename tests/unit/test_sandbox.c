@@ -3,8 +3,10 @@
  * The policy's own process (user/decision/sandbox.c): hotcold deciding there plans
  * exactly what it plans in-process on the same view, epoch after epoch,
  * and keeps its policy words; a large view (glibc's qsort asks the kernel
- * for the machine's memory) passes the seccomp filter.  The hostile
- * policies are in tests/live/policy-sandbox.sh, against the live agent.
+ * for the machine's memory) passes the seccomp filter.  init runs there
+ * too when the agent did not run it: its failure and its crash fail the
+ * start, said.  The hostile policies' decisions are in
+ * tests/live/policy-sandbox.sh, against the live agent.
  * Needs $BUILD/policies/hotcold.so (make tests builds it).
  */
 #include <setjmp.h>
@@ -67,8 +69,10 @@ static void same_plans_in_and_out_of_process(void **state)
 	snprintf(dir, sizeof(dir), "%s/policies", build ? build : "build");
 	/* hotset: it keeps state in its words, which must come back from the sandbox. */
 	assert_int_equal(policy_host__load(&here, "hotset", dir, NULL, 0), 0);
-	assert_int_equal(policy_host__load(&there, "hotset", dir, NULL, 0), 0);
+	/* As the agent does: init runs only in the child. */
+	assert_int_equal(policy_host__open(&there, "hotset", dir, NULL, 0), 0);
 	assert_int_equal(sandbox__start(&sb, &there, 60000), 0);
+	assert_null(there.state);
 	for (int e = 1; e <= 3; e++) {
 		struct cxlt_plan pa = { .moves = ma, .cap = PAGES / 8 }, pb = { .moves = mb, .cap = PAGES / 8 };
 
@@ -99,10 +103,37 @@ static void same_plans_in_and_out_of_process(void **state)
 	free(mb);
 }
 
+static void init_failure_and_crash_fail_the_start(void **state)
+{
+	const char *build = getenv("BUILD");
+	char path[256];
+	char *bad[] = { "how=bogus" }, *crash[] = { "when=init" };
+	struct policy_host h;
+	struct sandbox sb;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/tests/policies/crash.so", build ? build : "build");
+	assert_int_equal(policy_host__open(&h, path, NULL, bad, 1), 0);
+	assert_int_equal(sandbox__start(&sb, &h, 60000), -EINVAL);
+	assert_int_equal(sb.pid, 0);
+	assert_string_equal(sb.failed, "init failed: how=bogus: expected null or abort");
+	policy_host__unload(&h);
+
+	assert_int_equal(policy_host__open(&h, path, NULL, crash, 1), 0);
+	assert_int_equal(sandbox__start(&sb, &h, 60000), -ECHILD);
+	assert_int_equal(sb.pid, 0);
+	/* Sanitizer builds: the crash handler's own calls end the child first (SIGSYS). */
+	if (!strstr(sb.failed, "init: crashed: Segmentation fault") &&
+	    !strstr(sb.failed, "init: made a system call"))
+		fail_msg("sandbox says: %s", sb.failed);
+	policy_host__unload(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(same_plans_in_and_out_of_process),
+		cmocka_unit_test(init_failure_and_crash_fail_the_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

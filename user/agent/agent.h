@@ -59,7 +59,11 @@ void agent__set_mode(struct agent *a);
 /* One epoch of the pipeline (pipeline.h) with the agent's steps. */
 void agent__epoch(struct agent *a);
 
-/* The policy's own process, for decide(); a failure to start it is a failed policy. */
+/*
+ * The loaded policy's own process, where it runs init and then decide();
+ * 0, or -errno with why logged (a->sandbox.init_refused: init failed,
+ * crashed or took too long; else the process could not be made).
+ */
 int agent__start_sandbox(struct agent *a);
 /* The fast-tier shares of a setting (validated with the settings); logs them. */
 void agent__set_shares(struct agent *a, const char *setting);

@@ -12,40 +12,58 @@
 #include "agent.h"
 #include "util.h"
 
-/* The policy's own process, for decide(); a failure to start it is a failed policy. */
-int agent__start_sandbox(struct agent *a)
+/*
+ * Starts the loaded policy a->policy in a process of its own (sb), where it
+ * runs init and then decides; 0, or -errno with why logged.
+ */
+static int start_sandbox(struct agent *a, struct sandbox *sb)
 {
 	const struct agent_config *k = &a->cfg->k;
 	double limit = k->decide_limit_ms ? k->decide_limit_ms : k->epoch_ms;
-	int err = sandbox__start(&a->sandbox, &a->policy, limit);
+	int err = sandbox__start(sb, &a->policy, limit);
 
 	if (err)
-		pr_err("policy %s: %s", a->policy.ops->name, a->sandbox.failed);
+		pr_err("policy %s: %s", a->policy.ops->name, sb->failed);
 	else
 		pr_info("policy %s decides in process %d (seccomp, nobody, %.0f ms at most)",
-			a->policy.ops->name, a->sandbox.pid, limit);
-	return 0;
+			a->policy.ops->name, sb->pid, limit);
+	return err;
+}
+
+int agent__start_sandbox(struct agent *a)
+{
+	return start_sandbox(a, &a->sandbox);
 }
 
 /*
  * The one way a policy is replaced (SIGHUP, the control socket): the new
- * one must load, pass the ABI check and init, or the running one stays.
+ * one must load, pass the ABI check and init (in its own process), or the
+ * running one stays.
  */
 static int swap_policy(struct agent *a, const char *name, const char *dir, char *const *params,
 		       int nr_params, const char *why)
 {
-	struct policy_host fresh;
+	struct policy_host old = a->policy;
+	struct sandbox sb;
 
-	if (policy_host__load(&fresh, name, dir, params, nr_params)) {
+	if (policy_host__open(&a->policy, name, dir, params, nr_params)) {
+		a->policy = old;
 		pr_warn("%s refused: keeping policy %s from %s (policy %s does not load)", why,
-			a->policy.ops->name, a->policy.path, name);
+			old.ops->name, old.path, name);
 		return -EINVAL;
 	}
-	pr_info("%s: policy %s -> %s (%s)", why, a->policy.ops->name, fresh.ops->name, fresh.path);
+	if (start_sandbox(a, &sb)) {
+		policy_host__unload(&a->policy);
+		a->policy = old;
+		pr_warn("%s refused: keeping policy %s from %s (policy %s does not start)", why,
+			old.ops->name, old.path, name);
+		return -EINVAL;
+	}
+	pr_info("%s: policy %s -> %s (%s)", why, old.ops->name, a->policy.ops->name, a->policy.path);
 	sandbox__stop(&a->sandbox);
-	policy_host__unload(&a->policy);
-	a->policy = fresh;
-	return agent__start_sandbox(a);
+	policy_host__unload(&old);
+	a->sandbox = sb;
+	return 0;
 }
 
 /* The fast-tier shares of a setting (validated with the settings); logs them. */

@@ -99,11 +99,11 @@ static int copy_to_memfd(const char *path, int fd, int *out)
 	return 0;
 }
 
-int policy_host__load(struct policy_host *h, const char *name, const char *dir,
+int policy_host__open(struct policy_host *h, const char *name, const char *dir,
 		      char *const *kv, int nr_kv)
 {
 	const struct cxlt_policy *ops;
-	char err_msg[256] = "", fdpath[64], why[2 * PATH_MAX + 256];
+	char fdpath[64], why[2 * PATH_MAX + 256];
 	int err, fd, mfd = -1;
 
 	memset(h, 0, sizeof(*h));
@@ -175,17 +175,43 @@ int policy_host__load(struct policy_host *h, const char *name, const char *dir,
 	h->ops = ops;
 	if ((err = build_params(h, kv, nr_kv)))
 		goto fail;
-	if (ops->init && (err = ops->init(&h->state, h->params, h->nr_params,
-					  err_msg, sizeof(err_msg)))) {
-		pr_err("policy %s: init failed: %s", ops->name,
-		       err_msg[0] ? err_msg : strerror(err < 0 ? -err : err));
-		err = err < 0 ? err : -EINVAL;
-		h->state = NULL;
-		goto fail;
-	}
 	return 0;
 fail:
 	policy_host__unload(h);
+	return err;
+}
+
+int policy_host__init(struct policy_host *h, char *msg, size_t len)
+{
+	int err;
+
+	msg[0] = '\0';
+	if (!h->ops->init) {
+		h->inited = true;
+		return 0;
+	}
+	if ((err = h->ops->init(&h->state, h->params, h->nr_params, msg, len))) {
+		if (!msg[0])
+			snprintf(msg, len, "%s", strerror(err < 0 ? -err : err));
+		h->state = NULL;
+		return err < 0 ? err : -EINVAL;
+	}
+	h->inited = true;
+	return 0;
+}
+
+int policy_host__load(struct policy_host *h, const char *name, const char *dir,
+		      char *const *kv, int nr_kv)
+{
+	char msg[256];
+	int err;
+
+	if ((err = policy_host__open(h, name, dir, kv, nr_kv)))
+		return err;
+	if ((err = policy_host__init(h, msg, sizeof(msg)))) {
+		pr_err("policy %s: init failed: %s", h->ops->name, msg);
+		policy_host__unload(h);
+	}
 	return err;
 }
 

@@ -4,6 +4,8 @@
 #define CXLT_POLICY_HOST_H
 
 #include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
 
 #include "cxltier/policy.h"
 
@@ -14,6 +16,7 @@ struct policy_host {
 	int memfd;		/* the loaded copy; names the object for dlopen */
 	const struct cxlt_policy *ops;
 	void *state;
+	bool inited;		/* init() ran in this process */
 	char path[PATH_MAX];
 	uint32_t nr_params;
 	struct cxlt_param params[CXLT_MAX_PARAMS];	/* every declared key, defaults filled */
@@ -28,6 +31,14 @@ struct policy_host {
  */
 int policy_host__load(struct policy_host *h, const char *name, const char *dir,
 		      char *const *kv, int nr_kv);
+/*
+ * The same without init, for a caller that runs init elsewhere (the live
+ * agent: in the policy's own process, sandbox.c).
+ */
+int policy_host__open(struct policy_host *h, const char *name, const char *dir,
+		      char *const *kv, int nr_kv);
+/* Runs the policy's init here; 0, or -errno with the policy's reason in msg. */
+int policy_host__init(struct policy_host *h, char *msg, size_t len);
 void policy_host__unload(struct policy_host *h);
 /* Lists the parameters of a loaded policy on stdout. */
 void policy_host__describe(const struct policy_host *h);

@@ -32,6 +32,8 @@ struct shared {
 	struct cxlt_view view;
 	struct cxlt_plan plan;
 	int32_t rc;
+	int32_t init_rc;	/* the child's init(), when the agent did not run it */
+	char init_msg[256];
 };
 
 #if defined(__x86_64__)
@@ -105,12 +107,55 @@ static __attribute__((noreturn)) void child(struct sandbox *sb, struct policy_ho
 		_exit(121);
 	if (confine())
 		_exit(122);
+	/* init under the same confinement as decide: its crash or overrun is the child's. */
+	if (!h->inited)
+		sh->init_rc = policy_host__init(h, sh->init_msg, sizeof(sh->init_msg));
+	c = 'i';
+	if (write(CHILD_OUT, &c, 1) != 1 || sh->init_rc)
+		_exit(0);
 	while (read(CHILD_IN, &c, 1) == 1) {
 		sh->rc = h->ops->decide(h->state, &sh->view, &sh->plan);
 		if (write(CHILD_OUT, &c, 1) != 1)
 			break;
 	}
 	_exit(0);
+}
+
+static void end_child(struct sandbox *sb, const char *what);
+static int wait_reply(struct sandbox *sb, double t0);
+
+/* The child's first word: init ran (or was not needed); -errno and sb->failed if not. */
+static int wait_init(struct sandbox *sb)
+{
+	const struct shared *sh = (const struct shared *)sb->shm;
+	char what[320];
+	int n = wait_reply(sb, now_sec());
+
+	sb->init_refused = n <= 0 || sh->init_rc;
+	if (n == 0) {
+		snprintf(what, sizeof(what), "init() took longer than the %.0f ms limit: stopped",
+			 sb->limit_ms);
+		end_child(sb, what);
+		sandbox__stop(sb);
+		return -ETIMEDOUT;
+	}
+	if (n < 0) {
+		end_child(sb, NULL);
+		snprintf(what, sizeof(what), "init: %s", sb->failed);
+		snprintf(sb->failed, sizeof(sb->failed), "%.255s", what);
+		sandbox__stop(sb);
+		return -ECHILD;
+	}
+	if (sh->init_rc) {
+		snprintf(what, sizeof(what), "init failed: %.*s", (int)sizeof(sh->init_msg),
+			 sh->init_msg);
+		end_child(sb, NULL);
+		snprintf(sb->failed, sizeof(sb->failed), "%.255s", what);
+		n = sh->init_rc < 0 ? sh->init_rc : -EINVAL;
+		sandbox__stop(sb);
+		return n;
+	}
+	return 0;
 }
 
 int sandbox__start(struct sandbox *sb, struct policy_host *h, double limit_ms)
@@ -144,7 +189,7 @@ int sandbox__start(struct sandbox *sb, struct policy_host *h, double limit_ms)
 	close(out[1]);
 	sb->to_child = in[1];
 	sb->from_child = out[0];
-	return 0;
+	return wait_init(sb);
 fail:
 	err = -errno;
 	for (int i = 0; i < 2; i++) {
@@ -171,7 +216,7 @@ static void end_child(struct sandbox *sb, const char *what)
 	while (waitpid(sb->pid, &status, 0) < 0 && errno == EINTR)
 		;
 	if (what)
-		snprintf(sb->failed, sizeof(sb->failed), "%s", what);
+		snprintf(sb->failed, sizeof(sb->failed), "%.255s", what);
 	else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
 		snprintf(sb->failed, sizeof(sb->failed),
 			 "made a system call policies may not make (killed by seccomp)");
@@ -262,11 +307,29 @@ static void copy_out(struct sandbox *sb, const struct cxlt_view *v, struct cxlt_
 		       v->targets[i].nr_pages * sizeof(uint32_t));
 }
 
+/* The child's one-byte reply within the limit from t0: 1, 0 on time-out, -1 when it is gone. */
+static int wait_reply(struct sandbox *sb, double t0)
+{
+	struct pollfd pfd = { .fd = sb->from_child, .events = POLLIN };
+	char c;
+	int n;
+
+	for (;;) {
+		int left = (int)(sb->limit_ms - (now_sec() - t0) * 1000) + 1;
+
+		n = left > 0 ? poll(&pfd, 1, left) : 0;
+		if (n >= 0 || errno != EINTR)
+			break;
+	}
+	if (n == 0)
+		return 0;
+	return read(sb->from_child, &c, 1) == 1 ? 1 : -1;
+}
+
 int sandbox__decide(struct sandbox *sb, const struct cxlt_view *view, struct cxlt_plan *plan)
 {
 	size_t need = layout(view, plan->cap);
 	double t0 = now_sec();
-	struct pollfd pfd;
 	char c = 'd', what[256];
 	int n;
 
@@ -287,21 +350,13 @@ int sandbox__decide(struct sandbox *sb, const struct cxlt_view *view, struct cxl
 		end_child(sb, NULL);
 		return -ECHILD;
 	}
-	pfd = (struct pollfd){ .fd = sb->from_child, .events = POLLIN };
-	for (;;) {
-		int left = (int)(sb->limit_ms - (now_sec() - t0) * 1000) + 1;
-
-		n = left > 0 ? poll(&pfd, 1, left) : 0;
-		if (n >= 0 || errno != EINTR)
-			break;
-	}
-	if (n == 0) {
+	if ((n = wait_reply(sb, t0)) == 0) {
 		snprintf(what, sizeof(what), "decide() took longer than the %.0f ms limit in epoch %llu: stopped",
 			 sb->limit_ms, (unsigned long long)view->epoch);
 		end_child(sb, what);
 		return -ECHILD;
 	}
-	if (read(sb->from_child, &c, 1) != 1) {
+	if (n < 0) {
 		end_child(sb, NULL);
 		return -ECHILD;
 	}

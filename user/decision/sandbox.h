@@ -10,8 +10,11 @@
  * the sandbox says why, and no page moves until another policy is loaded.
  * Only the plan's moves and the policy's words come back, checked.
  *
- * The policy's constructors and init() still run in the agent, at load
- * (policy_host__load): the .so comes only from a trusted path.
+ * init() runs in the child too, before its first decision, unless the host
+ * ran it already (policy_host__load(), the replay and the tests): its crash,
+ * failure or overrun fails sandbox__start().  Only the object's ELF
+ * constructors run in the agent (dlopen): the .so comes only from a trusted
+ * path.
  */
 #ifndef CXLT_SANDBOX_H
 #define CXLT_SANDBOX_H
@@ -31,6 +34,7 @@ struct sandbox {
 	size_t size;		/* bytes the memfd holds now */
 	double limit_ms;	/* longest decision */
 	char failed[256];	/* why the child ended, "" while it serves */
+	bool init_refused;	/* init failed, crashed or overran: the policy, not the machine */
 	bool reported;		/* the failure was logged */
 	uint64_t decisions;
 	double last_ms;		/* the last decision, copies included */
@@ -42,8 +46,9 @@ struct sandbox {
 
 /*
  * Starts a child deciding for the loaded policy h (the child inherits the
- * loaded object and its state).  0 or -errno; a sandbox that is not started
- * has pid 0 and failed set.
+ * loaded object, and its state when h ran init), and waits at most
+ * limit_ms for its init.  0 or -errno; a sandbox that is not started has
+ * pid 0 and failed set ("init failed: ...", "init: crashed: ...").
  */
 int sandbox__start(struct sandbox *sb, struct policy_host *h, double limit_ms);
 /*

@@ -51,7 +51,7 @@ static const char usage_text[] =
 "EXAMPLES\n"
 "  cxltier-capture -o dict.trace -- python3 -c 'd = {i: i for i in range(10**6)}'\n"
 "  cxltier-capture -o xz.trace -- xz -9 -k -c /usr/bin/bash > /dev/null\n"
-"  cxltier-replay --epoch-ms 1 dict.trace hotset tpp\n";
+"  cxltier-replay --time-scale 1000 dict.trace hotset tpp\n";
 
 #define PAGE_SHIFT 12
 

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # make traces: real programs from Debian, captured whole (every load and
 # store, cxltier-capture on valgrind's lackey) into build/traces/, then each
-# replayed with every shipped policy against the oracle at 1:4 (a window
-# of a million instructions is one 1 ms epoch; a decision may take 1 s),
-# a row per policy and sampler: the policies see the trace as recorded
-# (none: every access) and as each live source would have sampled it, at
-# the agent's defaults (pmu: its CPU budget; hint: one scanner pass a
-# second, so a program shorter than that shows its first touches only).
+# replayed with every shipped policy against the oracle at 1:4, a row per
+# policy and sampler: the policies see the trace as recorded (none: every
+# access) and as each live source would have sampled it, at the agent's
+# defaults (pmu: its CPU budget; hint: a scanner pass a second).  The clock
+# is stretched 1000 times (--time-scale): a capture window of a million
+# instructions is one second, one epoch, so a program of a few hundred
+# million instructions runs for minutes, as tiering sees programs.
 # Adding a program is one line in the list below: NAME  COMMAND...
 set -euo pipefail
 BUILD=${BUILD:-build}
@@ -31,6 +32,6 @@ for entry in "${corpus[@]}"; do
 	eval "\"$BUILD/cxltier-capture\" -q -o \"$out/$name.trace\" -- $cmd" > /dev/null
 	echo "captured in $(( $(date +%s) - start )) s: $out/$name.trace"
 	# shellcheck disable=SC2086
-	"$BUILD/cxltier-replay" --epoch-ms 1 --decide-limit-ms 1000 --fast-ratio 1:4 --policy-dir "$BUILD/policies" \
+	"$BUILD/cxltier-replay" --time-scale 1000 --fast-ratio 1:4 --policy-dir "$BUILD/policies" \
 		--sampler none,pmu,hint,fault,damon "$out/$name.trace" $policies
 done

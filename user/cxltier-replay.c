@@ -108,6 +108,16 @@ static const char usage_text[] =
 "      --hint-period-ms MS  the scanner's period for hint (default %u, as\n"
 "                           cxltierd's)\n"
 "      --seed N             the pmu and damon samplers' draws too (default 1)\n"
+"      --time-scale K       stretch the trace's clock K times (default 1): as if\n"
+"                           the program ran K times slower, the same accesses\n"
+"                           spread over K times the time, so epochs, the\n"
+"                           samplers' periods and budgets and --rate see K\n"
+"                           times as much time.  A capture's clock is one ns\n"
+"                           an instruction, and a short run then ends before\n"
+"                           the live agent's first epoch or scanner pass:\n"
+"                           --time-scale 1000 makes a million instructions one\n"
+"                           second, as for a program whose accesses mostly\n"
+"                           miss the cache\n"
 "Start:\n"
 "      --start trace|first-touch  where pages begin: where the trace's resident\n"
 "                           runs put them, unsampled pages included, each process\n"
@@ -160,7 +170,7 @@ static const char usage_text[] =
 "  cxltier-replay --json --plot plots/ recorded.trace hotset\n"
 "  cxltier-replay --to-csv recorded.trace -O recorded.csv\n"
 "  cxltier-capture -o gzip.trace -- gzip -6 -c /usr/bin/bash > /dev/null\n"
-"  cxltier-replay --epoch-ms 1 --sampler pmu,hint,fault,damon gzip.trace hotset tpp\n"
+"  cxltier-replay --time-scale 1000 --sampler pmu,hint,fault,damon gzip.trace hotset tpp\n"
 "  cxltier-replay --sampler pmu:100,pmu:1000 --seed 2 zipf.trace hotset\n"
 "  cxltier-replay --sampler hint --hint-period-ms 10 --to-csv gzip.trace\n";
 
@@ -201,6 +211,7 @@ struct args {
 	char policy_dir[1024];
 	const char *out;
 	uint32_t decide_limit_ms;	/* 0: none */
+	uint32_t time_scale;		/* the trace's clock runs this many times slower */
 	bool limit_given;		/* else one epoch */
 	bool to_csv;
 	bool policy_help;
@@ -251,7 +262,7 @@ enum {
 	OPT_LOW, OPT_HIGH, OPT_DECAY, OPT_PINGPONG, OPT_POLICY_DIR, OPT_TIMING, OPT_PLOT,
 	OPT_SYNTH, OPT_PAGES, OPT_EPOCHS, OPT_SAMPLES, OPT_SEED, OPT_ALPHA, OPT_HOT,
 	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV, OPT_DECIDE_LIMIT, OPT_PINGPONG_EPOCHS, OPT_POLICY_HELP,
-	OPT_HINT_PERIOD, OPT_START, OPT_EPOCHS_CSV, OPT_WATCH, OPT_EPOCH_BOUNDS,
+	OPT_HINT_PERIOD, OPT_START, OPT_EPOCHS_CSV, OPT_WATCH, OPT_EPOCH_BOUNDS, OPT_TIME_SCALE,
 };
 
 /* One of two words: its value, or 0 (the enums' AUTO) for neither. */
@@ -319,6 +330,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 		{ "epoch-bounds", required_argument, NULL, OPT_EPOCH_BOUNDS },
 		{ "epochs-csv", required_argument, NULL, OPT_EPOCHS_CSV },
 		{ "watch", required_argument, NULL, OPT_WATCH },
+		{ "time-scale", required_argument, NULL, OPT_TIME_SCALE },
 		{ "output", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -391,6 +403,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 			if (parse_watch(o, optarg))
 				return usage_error("--watch '%s': expected START-END, addresses with START < END", optarg);
 			break;
+		case OPT_TIME_SCALE: a->time_scale = parse_num(a, "--time-scale", optarg, 1, 1000000); break;
 		case OPT_HINT_PERIOD:
 			o->hint_period_ms = parse_num(a, "--hint-period-ms", optarg, 1, 3600000);
 			break;
@@ -848,6 +861,7 @@ out:
 int main(int argc, char **argv)
 {
 	struct args a = {
+		.time_scale = 1,
 		.o = { .fast_ratio = 0.25, .epoch_ms = 1000, .fast_ns = 100, .slow_ns = 250,
 		       .migrate_ns = 2000, .decay = 0.5, .sampler_seed = 1 },
 		.so = { .pages = 32768, .epochs = 60, .samples = 500000, .seed = 1, .alpha = 0.99,
@@ -889,6 +903,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cxltier-replay: %s: %s\n", path, msg);
 		return 1;
 	}
+	t.time_scale = a.time_scale;
 	npol = argc - optind - 1;
 	if (a.to_csv && a.nsamplers) {
 		rc = sampled_csv(&a, path, &t);

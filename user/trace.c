@@ -574,6 +574,24 @@ const struct cxlt_sample *trace_cursor__peek(struct trace_cursor *c)
 	}
 }
 
+/* Applies time_scale to the buffer just read; a time past u64 saturates. */
+static void stretch(struct trace_cursor *c)
+{
+	uint64_t k = c->t->time_scale;
+
+	if (c->next == 0)
+		c->t0 = c->buf[0].time_ns;
+	for (uint32_t i = 0; i < c->n; i++) {
+		uint64_t t = c->buf[i].time_ns, d = t >= c->t0 ? t - c->t0 : c->t0 - t;
+		uint64_t dk = d > UINT64_MAX / k ? UINT64_MAX : d * k;
+
+		if (t >= c->t0)
+			c->buf[i].time_ns = dk > UINT64_MAX - c->t0 ? UINT64_MAX : c->t0 + dk;
+		else
+			c->buf[i].time_ns = dk > c->t0 ? 0 : c->t0 - dk;
+	}
+}
+
 /* The next buffer's first record, or NULL at the end or on an error. */
 static const struct cxlt_sample *cursor_fill(struct trace_cursor *c)
 {
@@ -602,5 +620,7 @@ static const struct cxlt_sample *cursor_fill(struct trace_cursor *c)
 			return NULL;
 	}
 	c->n = n;
+	if (t->time_scale > 1)
+		stretch(c);
 	return &c->buf[0];
 }

@@ -146,6 +146,11 @@ struct trace {
 	uint64_t samples_off;	/* file offset of the first record */
 	int fd;			/* -1 for a trace parsed from a buffer */
 	const struct cxlt_sample *samples;	/* a buffer's samples; NULL for a file */
+	/*
+	 * Cursors stretch the clock by this (0 or 1, as after open: not at all): a record at t
+	 * reads as t0 + (t - t0) * time_scale, t0 the first record's time.
+	 */
+	uint32_t time_scale;
 };
 
 /*
@@ -180,6 +185,7 @@ struct trace_cursor {
 	bool events;
 	uint64_t next;		/* index of buf[n] in the trace */
 	uint32_t pos, n;
+	uint64_t t0;		/* the first record's time, for time_scale */
 	int err;		/* -errno once reading failed; msg says why */
 	char msg[128];
 	struct cxlt_sample buf[4096];

@@ -52,6 +52,11 @@ mktrace "$work/h.trace" 0 1 10 3 4  $((1 * ms)) 1 10 3 4  $((2 * ms)) 1 11 3 1 \
 15000000,1,0xc000,fault,1
 25000000,1,0xa000,hint,1
 25000000,1,0xb000,hint,1" ] || fail "hint sampler: $(cat "$work/h.csv")"
+# --time-scale K stretches the clock: the samples come at K times the time
+# from the first, so a scanner K times slower sees the same faults.
+"$R" --sampler hint --time-scale 10 --hint-period-ms 100 --epoch-ms 100 --to-csv "$work/h.trace" -O "$work/h10.csv"
+[ "$(samples "$work/h10.csv")" = "$(samples "$work/h.csv" | awk -F, -v OFS=, '{ $1 *= 10; print }')" ] ||
+	fail "hint sampler with --time-scale 10: $(cat "$work/h10.csv")"
 # The period is the agent's by default: cxltierd --help says which.
 agent=$("$BUILD/cxltierd" --help | tr '\n' ' ' | grep -o -- "--hint-period-ms [^(]*(default [0-9]*" | grep -o '[0-9]*$')
 replay=$("$R" --help | tr '\n' ' ' | grep -o -- "--hint-period-ms [^(]*(default [0-9]*" | grep -o '[0-9]*$')
@@ -83,6 +88,10 @@ n=$(samples "$work/p100.csv" | awk -F, '{ n += $5 } END { print n }')
 [ "$n" -ge 1150 ] && [ "$n" -le 1470 ] || fail "pmu:100 of 131,070 accesses gave $n samples (1,311 expected)"
 "$R" --json --sampler pmu "$work/p.trace" hotset | jq -e '.policies[2].sampler == "pmu:39"' > /dev/null ||
 	fail "pmu's default N: $("$R" --json --sampler pmu "$work/p.trace" hotset | jq -c '[.policies[].sampler]')"
+
+# Stretched 10 times, the same accesses span 10 s: ten times the budget, one in 4.
+"$R" --json --sampler pmu --time-scale 10 "$work/p.trace" hotset | jq -e '.policies[2].sampler == "pmu:4"' > /dev/null ||
+	fail "pmu's default N at --time-scale 10: $("$R" --json --sampler pmu --time-scale 10 "$work/p.trace" hotset | jq -c '[.policies[].sampler]')"
 
 # The score is the truth's: under fault the policy sees one sample a page,
 # but every row counts all 20 x 1,000 + 20 accesses, and the hot page,
@@ -132,6 +141,9 @@ for s in hint damon:1 pmu:4294967296 pmu fault; do
 done
 
 # Bad values are refused by name.
+rc=0
+"$R" --time-scale 0 "$work/s.trace" hotset > /dev/null 2> "$work/err" || rc=$?
+[ "$rc" -eq 2 ] && grep -q -- "--time-scale" "$work/err" || fail "--time-scale 0: exit $rc: $(cat "$work/err")"
 for bad in nosuch hint:3 pmu:0 pmu:x ,; do
 	rc=0
 	"$R" --sampler "$bad" "$work/s.trace" hotset > /dev/null 2> "$work/err" || rc=$?

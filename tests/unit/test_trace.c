@@ -91,6 +91,45 @@ static void written_trace_reads_back(void **state)
 }
 
 /*
+ * time_scale stretches the clock from the first record, for every buffer
+ * of a long trace (the cursor reads 4,096 at a time), a record out of
+ * order included, and a time past u64 saturates instead of wrapping.
+ */
+static void time_scale_stretches_from_the_first_record(void **state)
+{
+	struct trace_node nodes[1] = { { .id = 0, .role = CXLT_NODE_FAST, .capacity_pages = 10 } };
+	const struct cxlt_sample *s;
+	struct trace_writer w;
+	struct trace t;
+	char msg[128];
+	uint64_t i = 0;
+
+	(void)state;
+	assert_int_equal(trace_writer__open(&w, path, 4096, nodes, 1), 0);
+	for (uint64_t k = 0; k < 10000; k++) {
+		struct cxlt_sample x = { .time_ns = 1000 + 10 * k, .tgid = 1, .weight = 1, .vpage = k };
+
+		if (k == 5000)
+			x.time_ns = 990;			/* before the first */
+		if (k == 9999)
+			x.time_ns = UINT64_MAX / 2;
+		assert_int_equal(trace_writer__add(&w, &x, 1), 0);
+	}
+	assert_int_equal(trace_writer__close(&w), 0);
+	assert_int_equal(trace__open(&t, path, msg, sizeof(msg)), 0);
+	t.time_scale = 4;
+	trace_cursor__init(&c, &t);
+	while ((s = trace_cursor__next(&c))) {
+		uint64_t want = i == 5000 ? 960 : i == 9999 ? UINT64_MAX : 1000 + 40 * i;
+
+		assert_int_equal(s->time_ns, want);
+		i++;
+	}
+	assert_int_equal(i, 10000);
+	trace__close(&t);
+}
+
+/*
  * A trace cut short after it was opened (issue 15, #10: a mapping took
  * SIGBUS): the cursor reads up to the cut, then stops with an error that
  * says so.  The samples before the cut come out whole.
@@ -444,6 +483,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(written_trace_reads_back, setup, teardown),
+		cmocka_unit_test_setup_teardown(time_scale_stretches_from_the_first_record, setup, teardown),
 		cmocka_unit_test_setup_teardown(trace_truncated_while_read_is_an_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(damaged_traces_are_refused_with_a_reason, setup, teardown),
 		cmocka_unit_test_setup_teardown(missing_and_empty_files_are_refused, setup, teardown),

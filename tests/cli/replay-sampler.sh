@@ -28,6 +28,17 @@ jq -e '[.policies[0,1] | .accesses == 131071] | all' "$work/heavy.json" > /dev/n
 jq -e '.policies[0].fast_hits == 131070 and .policies[1].fast_hits == 131070' "$work/heavy.json" > /dev/null ||
 	fail "fast hits of the heavy page: $(jq -c '[.policies[] | {policy, accesses, fast_hits}]' "$work/heavy.json")"
 
+# The lagged oracle puts the last epoch's hottest pages in the fast tier:
+# page 1 is hottest in epoch 0, page 2 in epochs 1 and 2, so of the
+# oracle's 30 hits it gets epoch 1's 1 and epoch 2's 10.
+mktrace "$work/lag.trace" 0 1 1 3 10  0 1 2 3 1  1000000000 1 1 3 1  1000000000 1 2 3 10 \
+	2000000000 1 1 3 1  2000000000 1 2 3 10
+"$R" --json --fast-pages 1 "$work/lag.trace" hotset > "$work/lag.json"
+jq -e '.policies[0].fast_hits == 30 and .lagged_oracle_fast_hits == 11' "$work/lag.json" > /dev/null ||
+	fail "lagged oracle: $(jq -c '{lagged_oracle_fast_hits, oracle: .policies[0].fast_hits}' "$work/lag.json")"
+"$R" --fast-pages 1 "$work/lag.trace" hotset | grep -q '^lagged oracle .*: 0.367 of the oracle' ||
+	fail "lagged oracle in the table: $("$R" --fast-pages 1 "$work/lag.trace" hotset)"
+
 # samples FILE: the CSV's rows without the header.
 samples() { tail -n +2 "$1"; }
 ms=1000000

@@ -94,11 +94,14 @@ void print_table(const struct model_opts *o, const struct trace_scan *sc,
 	printf("trace: %llu samples, %llu distinct pages, %llu epochs of %u ms\n",
 	       (unsigned long long)sc->samples, (unsigned long long)sc->pages,
 	       (unsigned long long)r[1].epochs, o->epoch_ms);
-	printf("model: fast tier %llu pages (%.1f%%), access %.0f/%.0f ns, migration %.0f ns/page, budget %.0f MiB/s\n\n",
+	printf("model: fast tier %llu pages (%.1f%%), access %.0f/%.0f ns, migration %.0f ns/page, budget %.0f MiB/s\n",
 	       (unsigned long long)fast_cap, 100.0 * fast_cap / sc->pages, o->fast_ns, o->slow_ns,
 	       o->migrate_ns, o->rate_mbps);
 	int w = 14, ws = 0;
 	bool hint = false;
+
+	printf("lagged oracle (each epoch, the last epoch's hottest pages, moved for free): %.3f of the oracle\n\n",
+	       oracle->fast_hits ? (double)oracle->lag_hits / oracle->fast_hits : 0);
 
 	for (int i = 0; i < n; i++) {
 		if ((int)strlen(r[i].name) > w)
@@ -154,6 +157,9 @@ void print_json(const struct model_opts *o, const struct trace_scan *sc,
 	json_object_object_add(root, "epochs", json_object_new_uint64(r[1].epochs));
 	json_object_object_add(root, "epoch_ms", json_object_new_int(o->epoch_ms));
 	json_object_object_add(root, "fast_pages", json_object_new_uint64(fast_cap));
+	json_object_object_add(root, "lagged_oracle_fast_hits", json_object_new_uint64(r[0].lag_hits));
+	json_object_object_add(root, "lagged_oracle_vs_oracle",
+			       json_object_new_double(r[0].fast_hits ? (double)r[0].lag_hits / r[0].fast_hits : 0));
 	for (int i = 0; i < n; i++) {
 		struct json_object *p = json_object_new_object();
 		double ratio = r[i].accesses ? (double)r[i].fast_hits / r[i].accesses : 0;

@@ -71,6 +71,7 @@ struct row {
 struct result {
 	char name[128];
 	uint64_t accesses, fast_hits;
+	uint64_t lag_hits;	/* the oracle's: the last epoch's hottest pages' (oracle_lag) */
 	uint64_t promoted, demoted, pingpong;
 	uint64_t epochs;
 	double decide_ms;	/* the policy's own decide() time */
@@ -97,6 +98,7 @@ struct model_page {
 	uint32_t region;	/* damon: its region, an index into sampler_run.reg */
 	int8_t last_to;
 	bool marked;		/* hint: the scanner marked it and no use has faulted since */
+	uint32_t prev;		/* last epoch's accesses, saturated: the lagged oracle's */
 };
 
 struct model {

@@ -260,6 +260,12 @@ struct replay_run {
 	size_t nr_big, cap_big;
 	uint64_t *huge_acc;	/* for the oracle: each accessed huge page's count */
 	uint64_t nr_huge_acc, cap_huge_acc;
+	/*
+	 * The last epoch's oracle set, for the lagged oracle: pages with more
+	 * accesses a page than lag_thr, and lag_frac of those with lag_thr.
+	 */
+	uint64_t lag_thr;
+	double lag_frac;
 	struct sampler_run smp;	/* what feeds the tracker */
 	struct rec_ref { uint32_t ti; int32_t idx; } *rec_of;	/* by the scan's page_of: a record, idx -1: none */
 	/* --start trace: the resident runs by tgid (the scan's), a group per tgid, the groups by time. */
@@ -529,16 +535,23 @@ static uint64_t oracle_take_huge(struct replay_run *r, uint64_t *h, uint64_t per
 static uint64_t oracle_hits(struct replay_run *r, uint64_t cap)
 {
 	uint64_t hits = 0, left = cap, h = 0;
+	bool cut = false;	/* lag_thr found: where the fast tier filled */
 
 	if (r->nr_big)
 		qsort(r->big, r->nr_big, sizeof(*r->big), cmp_desc);
 	if (r->nr_huge_acc)
 		qsort(r->huge_acc, r->nr_huge_acc, sizeof(*r->huge_acc), cmp_desc);
+	r->lag_thr = 0;
+	r->lag_frac = 1;
 	for (size_t k = 0; k < r->nr_big; k++) {
 		hits += oracle_take_huge(r, &h, r->big[k], &left);
 		if (left) {
 			hits += r->big[k];
 			left--;
+		} else if (!cut) {
+			cut = true;
+			r->lag_thr = r->big[k];
+			r->lag_frac = 0;
 		}
 	}
 	for (uint32_t s = r->max_count; s > 0; s--) {
@@ -546,6 +559,11 @@ static uint64_t oracle_hits(struct replay_run *r, uint64_t cap)
 
 		hits += oracle_take_huge(r, &h, s, &left);
 		take = r->count_hist[s] < left ? r->count_hist[s] : left;
+		if (!cut && take < r->count_hist[s]) {
+			cut = true;
+			r->lag_thr = s;
+			r->lag_frac = (double)take / r->count_hist[s];
+		}
 		hits += take * s;
 		left -= take;
 		r->count_hist[s] = 0;
@@ -663,6 +681,7 @@ static int replay_account(void *ctx)
 	const struct run_in *in = r->in;
 	struct model *md = &r->md;
 	uint64_t acc = 0, hits = 0;
+	double lag = 0;
 
 	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++) {
 		struct target *t = &md->tr.targets[ti];
@@ -677,10 +696,17 @@ static int replay_account(void *ctx)
 		}
 		t->nodes_known = t->pt.nr;
 		for (uint32_t i = 0; i < t->pt.nr; i++) {
-			uint64_t a = mp[i].accesses;
+			uint64_t a = mp[i].accesses, prev = mp[i].prev;
 
+			mp[i].prev = a < UINT32_MAX ? (uint32_t)a : UINT32_MAX;
 			if (!a)
 				continue;
+			if (in->oracle && prev) {
+				/* A huge page was in the set by its accesses a page. */
+				uint64_t dense = prev / tracker__record_pages(t, &t->pt.pages[i]);
+
+				lag += dense > r->lag_thr ? (double)a : dense == r->lag_thr ? a * r->lag_frac : 0;
+			}
 			acc += a;
 			if (t->pt.pages[i].node == NODE_FAST)
 				hits += a;
@@ -699,6 +725,7 @@ static int replay_account(void *ctx)
 
 		in->oracle->accesses += acc;
 		in->oracle->fast_hits += oh;
+		in->oracle->lag_hits += (uint64_t)(lag + 0.5);
 		if (in->oracle->epoch_ratio)
 			in->oracle->epoch_ratio[r->md.e] = acc ? (double)oh / acc : 0;
 	}

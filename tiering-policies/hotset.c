@@ -68,6 +68,13 @@
  * a page that gets hot while all of fast memory stays in use comes in one
  * epoch later, with two epochs of evidence.
  *
+ * Sparse samples (after hint faults, one a page and scanner pass): when no
+ * page scores 5 in an epoch, a count says only whether a page was used, no
+ * swap passes the noise test, and a fast page counts as dormant after 3
+ * idle epochs instead of settle_epochs (replay at --time-scale 1000 with
+ * --sampler hint: sqlite 0.74 -> 0.90 of the oracle, python3 dict 0.79 ->
+ * 0.86; the full streams and the synthetic traces are unchanged).
+ *
  * The histogram has 8 buckets per power of two of heat, indexed by the high
  * bits of the float (sign, exponent, 3 mantissa bits), so no log() per page;
  * candidates are ranked with a quickselect of the plan's size.  Work per
@@ -93,6 +100,14 @@
 #define NR_BUCKETS 2048		/* (float bits >> 20) of a non-negative float */
 #define NOISE_Z2 9		/* beyond noise: 3 standard deviations, squared */
 #define NEWCOMER_GAIN 10	/* one epoch's samples against a rate in use: 10 times */
+/*
+ * Sparse samples: no page scores this high (hint faults at one scanner pass
+ * an epoch give each page one sample at most, a score of 2 at most).  Then
+ * no swap can pass the noise test, and a fast page idle this many epochs
+ * while its source looked is taken for cold instead.
+ */
+#define SPARSE_SCORE 5
+#define SPARSE_IDLE 3
 
 struct hotset {
 	double headroom;
@@ -101,6 +116,7 @@ struct hotset {
 	struct cxlt_cand *cands;	/* promotions from the front, demotions from the back */
 	uint64_t cap;
 	uint64_t last_epoch;	/* of the last decide(), 0 before the first */
+	bool sparse;		/* no page scores SPARSE_SCORE this epoch */
 	uint64_t hist[NR_BUCKETS];
 };
 
@@ -240,19 +256,22 @@ static inline uint64_t pages_of(const struct cxlt_view *v, const struct cxlt_can
  * score `out_score`: hotter by min_gain, and by more than sampling noise
  * (heat counts samples, so its noise grows like the square root of the
  * count) -- unless the fast page is dormant: never sampled, or not for
- * settle_epochs, while its source was looking (not CXLT_PAGE_UNSEEN).
- * Then any clear ratio will do, or with sparse samples
- * (a few a page and epoch) nothing could ever displace it.
+ * settle_epochs (SPARSE_IDLE when samples are sparse), while its source
+ * was looking (not CXLT_PAGE_UNSEEN).  Then any clear ratio will do, or
+ * with sparse samples (a few a page and epoch) nothing could ever
+ * displace it.
  */
 static inline bool clear_gain(const struct hotset *hs, float in, const struct cxlt_page *out,
 			      float out_score)
 {
+	unsigned long dormant = hs->sparse && hs->settle_epochs > SPARSE_IDLE ? SPARSE_IDLE :
+				hs->settle_epochs;
 	float gain = in - out_score;
 
 	if (!(gain > out_score * hs->min_gain))
 		return false;
 	if (!(out->flags & CXLT_PAGE_UNSEEN) &&
-	    (!(out->flags & CXLT_PAGE_SAMPLED) || out->idle_epochs >= hs->settle_epochs))
+	    (!(out->flags & CXLT_PAGE_SAMPLED) || out->idle_epochs >= dormant))
 		return true;
 	return gain * gain > NOISE_Z2 * (in + out_score);
 }
@@ -362,7 +381,10 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 	room = (int64_t)v->fast_free_pages - (int64_t)v->fast_high_pages -
 	       (int64_t)(hs->headroom * (double)fast_total);
 	want = (int64_t)tracked_fast + room;
+	hs->sparse = true;
 	for (uint32_t b = NR_BUCKETS; b-- > 0;) {
+		if (hs->hist[b] && bucket_floor(b) >= SPARSE_SCORE)
+			hs->sparse = false;
 		hot += hs->hist[b];
 		if (hs->hist[b] && (int64_t)hot > want) {
 			boundary = b;

@@ -356,6 +356,42 @@ static void hotset_swaps_only_for_a_clear_gain(void **state)
 }
 
 /*
+ * Sparse samples (hint faults, one a page and scanner pass: no page scores
+ * 5): a fast page idle for 3 epochs is dormant, not settle_epochs, or a
+ * page used every pass (heat 2) could never displace it.  With one page
+ * scoring high (counts, not sparse), the same page keeps its place.
+ */
+static void hotset_with_sparse_samples_takes_three_idle_epochs_as_dormant(void **state)
+{
+	static struct scene s;
+	uint32_t idle, used, got[MAXP];
+
+	(void)state;
+	load("hotset", NULL, 0);
+	scene_init(&s, 32);
+	set_fast_free(&s, 700);			/* no room: a promotion needs a swap */
+	add_page(&s, 0, 2, 0, true);
+	idle = add_page(&s, 0, 0.25f, 2, true);
+	used = add_page(&s, 1, 2, 0, true);
+	s.pages[used].samples = 1;
+	assert_int_equal(decide(&s), 0);
+	assert_int_equal(s.plan.nr, 0);
+	s.pages[idle].idle_epochs = 3;
+	s.pages[idle].heat = 0.125f;
+	assert_int_equal(decide(&s), 0);
+	assert_plan_sane(&s);
+	assert_int_equal(moves_to(&s, 0, got), 1);
+	assert_int_equal(got[0], used);
+	assert_int_equal(moves_to(&s, 1, got), 1);
+	assert_int_equal(got[0], idle);
+
+	add_page(&s, 0, 50, 0, true);		/* counts: the noise test holds */
+	assert_int_equal(decide(&s), 0);
+	assert_int_equal(s.plan.nr, 0);
+	policy_host__unload(&host);
+}
+
+/*
  * Epoch 7: a hot fast page, a cool slow page.  The next epoch (decay 0.5):
  * the fast page got no sample, the slow page 100; by heat they are even (100
  * and 101), but against the history the policy kept in its words, the hot
@@ -1008,6 +1044,7 @@ int main(void)
 		cmocka_unit_test(hotset_swaps_under_the_high_watermark_demote_enough),
 		cmocka_unit_test(hotset_with_no_room_swaps_in_only_the_hottest),
 		cmocka_unit_test(hotset_swaps_only_for_a_clear_gain),
+		cmocka_unit_test(hotset_with_sparse_samples_takes_three_idle_epochs_as_dormant),
 		cmocka_unit_test(hotset_follows_a_moving_hot_set_within_an_epoch),
 		cmocka_unit_test(hotset_does_not_displace_the_hot_set_for_a_one_off_scan),
 		cmocka_unit_test(hotset_follows_a_moved_hot_set_in_a_full_fast_tier),

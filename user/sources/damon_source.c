@@ -44,10 +44,8 @@ static int damon_open(struct sampler *s, const struct sampler_opts *o, const str
 		return err;
 	}
 	sampler__note(s, "%s; first touches from the page-fault tracepoint", dm->why);
-	if ((err = sampler__attach_fault_tp(s))) {
+	if ((err = sampler__attach_fault_tp(s, d))) {
 		damon__close(dm);
-		sampler__why_not(s, "cannot attach the page-fault hook for source %s: %s", d->name,
-				 strerror(-err));
 		return err;
 	}
 	/* auto's DAMON is "damon" to the status and the log, whichever kdamond it took. */

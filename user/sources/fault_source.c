@@ -13,13 +13,8 @@
 
 static int fault_open(struct sampler *s, const struct sampler_opts *o, const struct source_def *d)
 {
-	int err = sampler__attach_fault_tp(s);
-
 	(void)o;
-	if (err)
-		sampler__why_not(s, "cannot attach %s's page-fault tracepoint: %s", d->name,
-				 strerror(-err));
-	return err;
+	return sampler__attach_fault_tp(s, d);
 }
 
 static int fault_perf_open(struct sampler *s, const struct sampler_opts *o,

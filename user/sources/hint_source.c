@@ -22,14 +22,9 @@ static int hint_usable(const struct sampler_opts *o, char *why, size_t len)
 
 static int hint_open(struct sampler *s, const struct sampler_opts *o, const struct source_def *d)
 {
-	int err;
-
 	(void)o;
 	sampler__note(s, "NUMA hint faults from the kernel's scanner");
-	if ((err = sampler__attach_fault_tp(s)))
-		sampler__why_not(s, "cannot attach %s's page-fault tracepoint: %s", d->name,
-				 strerror(-err));
-	return err;
+	return sampler__attach_fault_tp(s, d);
 }
 
 const struct source_def hint_source = {

@@ -106,15 +106,20 @@ int sampler__attach_perf(struct sampler *s, struct perf_event_attr *attr,
 	return attached ? 0 : -ENODEV;
 }
 
-int sampler__attach_fault_tp(struct sampler *s)
+int sampler__attach_fault_tp(struct sampler *s, const struct source_def *d)
 {
 	struct bpf_link *link;
 	bool btf = bpf_program__autoload(s->skel->progs.cxlt_fault_btf);
+	int err;
 
 	link = bpf_program__attach(btf ? s->skel->progs.cxlt_fault_btf :
 					 s->skel->progs.cxlt_fault_raw);
-	if (!link)
-		return -errno;
+	if (!link) {
+		err = -errno;
+		sampler__why_not(s, "cannot attach %s's page-fault tracepoint: %s", d->name,
+				 strerror(-err));
+		return err;
+	}
 	sampler__note(s, "tracepoint exceptions:page_fault_user (%s): first touch and NUMA hint faults",
 		      btf ? "tp_btf" : "raw_tp");
 	return add_link(s, link);
@@ -253,13 +258,18 @@ static void probe_env(struct sampler *s, const struct sampler_opts *o)
 	s->env.hint = usable(&hint_source, o);
 }
 
-/* Opens one source through its own code; 0, or -errno with why not in s->why_not. */
-static int open_source(struct sampler *s, const struct sampler_opts *o, const struct source_def *d)
+/*
+ * Opens one source through its own code; 0, or -errno with why not in
+ * s->why_not.  checked: its usable() passed already (a probe may cost: soft-dirty's
+ * clears the agent's own bits).
+ */
+static int open_source(struct sampler *s, const struct sampler_opts *o, const struct source_def *d,
+		       bool checked)
 {
 	int i = s->nr_attached, err;
 
 	s->why_not[0] = '\0';
-	if (d->usable && (err = d->usable(o, s->why_not, sizeof(s->why_not))))
+	if (!checked && d->usable && (err = d->usable(o, s->why_not, sizeof(s->why_not))))
 		return err;
 	if (i == SOURCES_MAX_LIST)
 		return -E2BIG;	/* sources__parse() allows no more */
@@ -320,7 +330,7 @@ static int open_auto(struct sampler *s, const struct sampler_opts *o)
 			}
 			continue;
 		}
-		if (!(err = open_source(s, o, d))) {
+		if (!(err = open_source(s, o, d, false))) {
 			took = d;
 			if (skipped)
 				sampler__note(s, "chosen by auto because it sees the %llu pages under %s that hint cannot",
@@ -330,7 +340,7 @@ static int open_auto(struct sampler *s, const struct sampler_opts *o)
 		pr_info("source auto: %s", s->why_not);
 		sampler__note(s, "%.*s", (int)strcspn(s->why_not, ":"), s->why_not);
 	}
-	if (!took && fallback && !(err = open_source(s, o, fallback))) {
+	if (!took && fallback && !(err = open_source(s, o, fallback, true))) {
 		took = fallback;
 		sampler__note(s, "taken by auto though it cannot see %llu pages of %s: nothing here that works sees them",
 			      fallback->sight == SIGHT_SCANNED ? skipped :
@@ -359,7 +369,8 @@ static int open_named(struct sampler *s, const struct sampler_opts *o,
 	for (int i = 0; i < list->n; i++) {
 		const struct source_def *d = list->def[i];
 
-		if ((err = open_source(s, o, d))) {
+		/* usable() ran in sampler__open(), before the load. */
+		if ((err = open_source(s, o, d, true))) {
 			pr_err("source %s: %s", d->name, s->why_not);
 			return err;
 		}

@@ -192,7 +192,7 @@ static int soft_dirty_drain(struct sampler *s, const struct source_def *d, struc
 		struct target *t = &tr->targets[i];
 		char path[64];
 		long n = 0;
-		int fd;
+		int fd, err;
 
 		if (t->gone)
 			continue;
@@ -213,7 +213,8 @@ static int soft_dirty_drain(struct sampler *s, const struct source_def *d, struc
 			continue;
 		}
 		/* Cleared after the read: a write in between is seen next epoch. */
-		if (clear_refs(t->pid) && !dd->clear_failures++)
+		/* A target that has just exited is no failure: the targets' refresh drops it. */
+		if ((err = clear_refs(t->pid)) && err != -ENOENT && err != -ESRCH && !dd->clear_failures++)
 			pr_warn("soft-dirty: cannot clear the bits of pid %d: its pages will read as written until it can",
 				t->pid);
 	}

@@ -219,7 +219,8 @@ static int age_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 	       v->fast_free_pages + nd - v->fast_high_pages : 0;
 	np = ns < left - nd ? ns : left - nd;
 	cxlt_top_k(a->cands, ns, np);
-	if (!nd && np > room)
+	/* Without repeated samples a fast page's idleness says nothing: no victims. */
+	if (!nd && np > room && (v->source_flags & CXLT_SOURCE_REPEATS))
 		room += displace(a, v, roles, ns, np, room, left, slow, plan);
 	if (np > room)
 		np = room;

@@ -178,7 +178,8 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 	if (n > left)
 		n = left;
 	room = v->fast_free_pages + nd > v->fast_high_pages ? v->fast_free_pages + nd - v->fast_high_pages : 0;
-	if (!nd && n > room) {
+	/* Without repeated samples a fast page's idleness says nothing: no victims. */
+	if (!nd && n > room && (v->source_flags & CXLT_SOURCE_REPEATS)) {
 		struct cxlt_cand *victims = hc->cands + total;
 		uint64_t nv = collect_victims(hc, v, victims), k = 0;
 

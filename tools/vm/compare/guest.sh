@@ -1,7 +1,8 @@
 # The guest side of `make compare` (tools/vm/compare/compare): one workload
 # (workloads/NAME.sh) under each tiering system in turn, each from the same
 # fresh start.  Writes to /result, per system:
-#   series WORKLOAD SYSTEM SECONDS HOT_ON_DRAM COLD_ON_DRAM   (once a second)
+#   series WORKLOAD SYSTEM SECONDS HOT_ON_DRAM COLD_ON_DRAM HINT_FAULTS   (once a second;
+#          the hint faults since the run's start)
 #   result WORKLOAD SYSTEM key=value...
 # Usage: sh guest.sh WORKLOAD SECONDS SYSTEM...
 . /tests/lib.sh
@@ -170,7 +171,7 @@ for sys in $systems; do
 		sleep 1
 		t=$(elapsed "$t0")
 		set -- $(wl_place)
-		echo "series $wl $sys $t $1 $2" >> /result
+		echo "series $wl $sys $t $1 $2 $(( $(vmstat numa_hint_faults) - hint0 ))" >> /result
 		[ -z "$reached" ] && [ "$1" -ge $((HOT * 9 / 10)) ] && reached=$t
 		[ -n "$agent" ] && agent_ticks=$(proc_ticks "$agent")
 		awk -v t="$t" -v s="$secs" 'BEGIN { exit !(t >= s) }' && break

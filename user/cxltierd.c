@@ -168,11 +168,14 @@ static uint32_t heat_entries(const struct agent *a)
 static int start_hint(struct agent *a)
 {
 	const struct agent_config *k = &a->cfg->k;
+	struct wmarks w;
 	int err;
 
 	if ((err = ksettings__take(&a->kset, k->sysfs_root, a->kset_state, k->hint_period_ms,
 				   k->take_over)))
 		return err;
+	/* A migrating agent with fast memory to spare starts with slow-tier marks only. */
+	mover__wmarks(&a->m, &a->topo, &w);
 	/*
 	 * The budget makes fast-tier pages go unseen at times; only run it
 	 * where the agent can tell which pages the scanner has looked at.
@@ -180,7 +183,8 @@ static int start_hint(struct agent *a)
 	if ((err = marks__open(&a->marks, k->pin_dir, k->sysfs_root))) {
 		pr_warn("hint: no CPU budget: this kernel skips VMAs it has not seen used, and its sched_skip_vma_numa tracepoint does not attach (%s), so the agent cannot tell which pages went unseen; the scanner runs at its own pace",
 			strerror(-err));
-	} else if (!ksettings__meter_start(&a->kset, k->hint_cpu_pct, now_sec())) {
+	} else if (!ksettings__meter_start(&a->kset, k->hint_cpu_pct, now_sec(),
+					   a->migrate && wmarks__roomy(&w))) {
 		a->tr.sight = true;
 		pr_info("hint: following the scanner's passes (mm->numa_scan_seq)%s: pages it has not marked since their last sample are flagged unseen",
 			a->marks.skel ? " and the VMAs it skips (sched_skip_vma_numa)" :

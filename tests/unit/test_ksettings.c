@@ -76,7 +76,7 @@ static void over_budget_then_killed_recovers_the_original(void **state)
 	proc(t, "0\n");
 	faults(t, 1000);
 	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
-	assert_int_equal(ksettings__meter_start(&k, 1, 100), 0);
+	assert_int_equal(ksettings__meter_start(&k, 1, 100, false), 0);
 	faults(t, 61000);
 	ksettings__meter(&k, 101, 101, true);
 	assert_string_equal(get(t, NB), "2");
@@ -95,7 +95,7 @@ static void meter_closes_over_budget_and_reopens_on_credit(void **state)
 	faults(t, 1000);
 	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
 	/* 1% of a core at 2 us a fault: 5000 faults/s. */
-	assert_int_equal(ksettings__meter_start(&k, 1, 100), 0);
+	assert_int_equal(ksettings__meter_start(&k, 1, 100, false), 0);
 	assert_true(k.gate.open);
 	faults(t, 4000);
 	ksettings__meter(&k, 101, 101, true);	/* 3000 of 5000: stays open */
@@ -125,7 +125,7 @@ static void meter_closes_only_after_the_targets_passes(void **state)
 	proc(t, "0\n");
 	faults(t, 0);
 	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
-	assert_int_equal(ksettings__meter_start(&k, 1, 100), 0);
+	assert_int_equal(ksettings__meter_start(&k, 1, 100, false), 0);
 	faults(t, 60000);
 	ksettings__meter(&k, 101, 1, false);	/* a pass under way: keep marking */
 	assert_string_equal(get(t, NB), "3");
@@ -154,7 +154,7 @@ static void meter_caps_saved_credit(void **state)
 	proc(t, "0\n");
 	faults(t, 0);
 	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
-	assert_int_equal(ksettings__meter_start(&k, 1, 0), 0);
+	assert_int_equal(ksettings__meter_start(&k, 1, 0, false), 0);
 	ksettings__meter(&k, 1000, 1000, true);
 	assert_true(k.gate.credit <= 5000 * HINT_BURST_SEC);
 	faults(t, 60000);
@@ -172,7 +172,7 @@ static void quiet_epochs_shrink_the_budget_a_move_restores_it(void **state)
 	proc(t, "0\n");
 	faults(t, 0);
 	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
-	assert_int_equal(ksettings__meter_start(&k, 1, 0), 0);
+	assert_int_equal(ksettings__meter_start(&k, 1, 0, false), 0);
 	for (int e = 0; e < HINT_QUIET_EPOCHS - 1; e++)
 		ksettings__need(&k, false, false);
 	assert_true(k.gate.need == 1);
@@ -190,10 +190,55 @@ static void quiet_epochs_shrink_the_budget_a_move_restores_it(void **state)
 	assert_true(k.gate.need == 1);
 	ksettings__meter(&k, 12, 12, true);	/* 5000 of credit in a second: open again */
 	assert_string_equal(get(t, NB), "3");
-	/* Fast memory to spare: nothing has to leave it, the floor at once. */
+	/*
+	 * Fast memory to spare: nothing has to leave it, the floor at once, and
+	 * the gate closes at the next look whatever the credit or the pass.
+	 */
 	ksettings__need(&k, true, true);
 	assert_true(k.gate.need == HINT_NEED_MIN);
+	k.gate.credit = 1e6;
+	ksettings__meter(&k, 13, 13, false);
+	assert_string_equal(get(t, NB), "2");
+	ksettings__meter(&k, 14, 14, false);
+	assert_string_equal(get(t, NB), "2");
+	/* Short of room again: open on the credit. */
+	ksettings__need(&k, true, false);
+	ksettings__meter(&k, 15, 15, true);
+	assert_string_equal(get(t, NB), "3");
 	ksettings__restore(&k);
+}
+
+/*
+ * A start with fast memory to spare marks no fast-tier page at all: mode 2
+ * from the start, through the first pass, whatever the credit; the gate
+ * opens once room runs short.
+ */
+static void a_roomy_start_marks_slow_pages_only_until_room_runs_short(void **state)
+{
+	struct tree *t = *state;
+	struct ksettings k;
+
+	proc(t, "0\n");
+	faults(t, 0);
+	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
+	assert_int_equal(ksettings__meter_start(&k, 1, 100, true), 0);
+	assert_string_equal(get(t, NB), "2");
+	assert_false(k.gate.open);
+	ksettings__need(&k, false, true);
+	ksettings__meter(&k, 101, 1, false);	/* 5000 of credit, a pass under way */
+	assert_string_equal(get(t, NB), "2");
+	/* Short of room, and in debt from the slow tier's faults: open for a pass all the same. */
+	faults(t, 50000);
+	ksettings__need(&k, true, false);
+	ksettings__meter(&k, 102, 2, false);
+	assert_true(k.gate.credit < 0);
+	assert_string_equal(get(t, NB), "3");
+	ksettings__meter(&k, 103, 3, false);	/* the pass under way */
+	assert_string_equal(get(t, NB), "3");
+	ksettings__meter(&k, 104, 4, true);	/* it ended: pay the debt closed */
+	assert_string_equal(get(t, NB), "2");
+	ksettings__restore(&k);
+	assert_string_equal(get(t, NB), "0");
 }
 
 static void meter_without_a_count_leaves_the_mode(void **state)
@@ -203,7 +248,7 @@ static void meter_without_a_count_leaves_the_mode(void **state)
 
 	proc(t, "0\n");	/* a vmstat without numa_hint_faults */
 	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
-	assert_int_equal(ksettings__meter_start(&k, 1, 0), -ENODATA);
+	assert_int_equal(ksettings__meter_start(&k, 1, 0, false), -ENODATA);
 	ksettings__meter(&k, 100, 100, true);
 	assert_string_equal(get(t, NB), "3");
 	ksettings__restore(&k);
@@ -220,6 +265,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(meter_closes_only_after_the_targets_passes, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(meter_caps_saved_credit, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(quiet_epochs_shrink_the_budget_a_move_restores_it, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(a_roomy_start_marks_slow_pages_only_until_room_runs_short, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(meter_without_a_count_leaves_the_mode, tree_setup, tree_teardown),
 	};
 

@@ -180,7 +180,7 @@ int ksettings__take(struct ksettings *k, const char *root, const char *state_pat
 	return 0;
 }
 
-int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now)
+int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now, bool fast_roomy)
 {
 	struct hint_gate *g = &k->gate;
 	int err;
@@ -192,11 +192,22 @@ int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now)
 		return err;
 	}
 	g->budget = (cpu_pct > 0 ? cpu_pct : HINT_CPU_PCT_DEFAULT) / 100 * 1e9 / HINT_FAULT_COST_NS;
-	/* No credit to start: the first scan pass is a debt, and the average holds from the start. */
+	/*
+	 * Open to start (take() set mode 3), the first pass a debt, so that a
+	 * policy soon knows which fast-tier pages are idle; closed (mode 2)
+	 * when the fast tier has room to spare, where it stays closed.
+	 */
+	if (fast_roomy && (err = write_text(k->root, NUMA_BALANCING, "2"))) {
+		pr_warn("hint: cannot set %s to 2: %s; hint faults are not metered", NUMA_BALANCING,
+			strerror(-err));
+		return err;
+	}
 	g->credit = 0;
-	g->need = 1;
+	g->need = fast_roomy ? HINT_NEED_MIN : 1;
 	g->at = g->opened_at = now;
-	g->open = g->on = true;
+	g->on = true;
+	g->open = !fast_roomy;
+	g->roomy = fast_roomy;
 	pr_info("hint: metering NUMA hint faults to %.3g%% of one core (%.0f faults/s at %.1f us each); over budget the kernel marks only slow-tier pages",
 		g->budget * HINT_FAULT_COST_NS / 1e7, g->budget, HINT_FAULT_COST_NS / 1000);
 	return 0;
@@ -219,8 +230,9 @@ void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool pass
 	g->faults = n;
 	g->at = now;
 	g->looks++;
-	open = g->credit > 0 ||
-	       (g->open && !passes_seen && now - g->opened_at < HINT_PASS_WAIT_SEC);
+	open = !g->roomy && (g->credit > 0 || g->wake ||
+			     (g->open && !passes_seen && now - g->opened_at < HINT_PASS_WAIT_SEC));
+	g->wake = false;
 	if (open && !g->open) {
 		g->opened_at = now;
 		g->opened_epoch = epoch;
@@ -247,6 +259,13 @@ void ksettings__need(struct ksettings *k, bool moved, bool fast_roomy)
 
 	if (!g->on)
 		return;
+	/*
+	 * Room ran short: fast pages must be seen idle before any can make
+	 * room, so the gate opens for a pass, as at a start that is short of
+	 * room, whatever debt the slow tier's faults ran up meanwhile.
+	 */
+	g->wake |= g->roomy && !fast_roomy;
+	g->roomy = fast_roomy;
 	if (fast_roomy) {
 		g->quiet = 0;
 		g->need = HINT_NEED_MIN;

@@ -27,7 +27,9 @@
  * Cost follows need: after this many epochs in a row with no page moved, the
  * budget halves, down to HINT_NEED_MIN of it; a move brings it back whole.
  * While the fast tier has room to spare, nothing has to leave it, so its
- * pages need no watching: the floor at once.
+ * pages need no watching: the gate closes at once, a pass under way or not
+ * (mode 3 marks every process's pages on the machine, the agent's targets
+ * or not: redis under redis-benchmark faulted twice as often as in mode 2).
  */
 #define HINT_QUIET_EPOCHS 5
 #define HINT_NEED_MIN (1.0 / 32)
@@ -60,6 +62,8 @@ struct hint_gate {
 	double budget;		/* faults per second the share allows */
 	double need;		/* of it, what placement's changes call for now: 1 .. HINT_NEED_MIN */
 	uint32_t quiet;		/* epochs in a row with no page moved */
+	bool roomy;		/* the fast tier has room to spare: closed, whatever the credit */
+	bool wake;		/* room just ran short: open for a pass, whatever the debt */
 	double credit;		/* faults still allowed; negative: debt */
 	uint64_t faults;	/* numa_hint_faults at the last look */
 	double at;		/* when (monotonic seconds) */
@@ -97,9 +101,10 @@ int ksettings__take(struct ksettings *k, const char *root, const char *state_pat
 		    unsigned int scan_period_ms, bool take_over);
 /*
  * Starts metering hint faults against cpu_pct of one core (0: the default),
- * at monotonic time now; -errno when this kernel does not count them.
+ * at monotonic time now, open unless the fast tier has room to spare;
+ * -errno when this kernel does not count them.
  */
-int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now);
+int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now, bool fast_roomy);
 /*
  * Once an epoch (number `epoch`, at time now): settles the credit and opens
  * or closes the gate.  passes_seen: every target's scanner has made a pass

@@ -136,7 +136,7 @@ static void live_publish(void *ctx)
 
 		mover__wmarks(&a->m, &a->topo, &w);
 		ksettings__need(&a->kset, e->promoted + e->demoted + e->moved_other > 0,
-				w.fast_free > 2 * w.high);
+				wmarks__roomy(&w));
 	}
 	/* One pass for the log line and the status, not one each. */
 	tracker__count_placement(&a->tr, a->topo.fast_mask, &place);

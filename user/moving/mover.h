@@ -87,6 +87,11 @@ struct wmarks {
 /* Reads free fast memory against the watermarks; remembers being short. */
 void mover__wmarks(struct mover *m, const struct topology *topo,
 		   struct wmarks *w);
+/* Room to spare: nothing has to leave the fast tier soon. */
+static inline bool wmarks__roomy(const struct wmarks *w)
+{
+	return w->fast_free > 2 * w->high;
+}
 
 /*
  * Executes a plan against the tracker's records: updates each moved page's

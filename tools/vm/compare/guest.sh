@@ -30,6 +30,8 @@ tb_finish() {
 	if grep -q 'verify=ok' /tmp/wl.out; then
 		echo ok
 	elif dmesg | grep -q "Killed process $WL_PID "; then
+		# what memory looked like, on the console (stderr), for whoever reads the log
+		dmesg | grep -E 'invoked oom-killer|Node [01] (Normal|DMA32) free|Killed process|Mem-Info' >&2
 		echo "FAIL:killed_by_the_OOM_killer"
 	else
 		echo "FAIL:exit_$rc:$(tail -1 /tmp/wl.out | tr ' ' _)"

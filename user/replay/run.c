@@ -696,17 +696,18 @@ static int replay_account(void *ctx)
 		}
 		t->nodes_known = t->pt.nr;
 		for (uint32_t i = 0; i < t->pt.nr; i++) {
-			uint64_t a = mp[i].accesses, prev = mp[i].prev;
+			uint64_t a = mp[i].accesses;
 
-			mp[i].prev = a < UINT32_MAX ? (uint32_t)a : UINT32_MAX;
+			if (in->oracle && (a || mp[i].prev)) {
+				/* A huge page was in the set by its accesses a page. */
+				uint64_t dense = mp[i].prev / tracker__record_pages(t, &t->pt.pages[i]);
+
+				if (a && mp[i].prev)
+					lag += dense > r->lag_thr ? (double)a : dense == r->lag_thr ? a * r->lag_frac : 0;
+				mp[i].prev = a < UINT32_MAX ? (uint32_t)a : UINT32_MAX;
+			}
 			if (!a)
 				continue;
-			if (in->oracle && prev) {
-				/* A huge page was in the set by its accesses a page. */
-				uint64_t dense = prev / tracker__record_pages(t, &t->pt.pages[i]);
-
-				lag += dense > r->lag_thr ? (double)a : dense == r->lag_thr ? a * r->lag_frac : 0;
-			}
 			acc += a;
 			if (t->pt.pages[i].node == NODE_FAST)
 				hits += a;

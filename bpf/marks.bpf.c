@@ -3,7 +3,8 @@
  * What the kernel's NUMA scanner leaves out of a target: each VMA it skips
  * (sched:sched_skip_vma_numa, from task_numa_work in the task's own
  * context, 6.7 and later: unsuitable, shared read-only, inaccessible, not
- * yet due, not used by the task lately...) goes to userspace.  At the end of
+ * yet due, not used by the task lately; not the two reasons that mean it
+ * was scanned) goes to userspace.  At the end of
  * each pass (mm->numa_scan_seq) the agent takes every other page of the
  * target as marked: a use of it from then on faults, so its idle time is
  * evidence.  Pages in skipped VMAs may be used unseen (CXLT_PAGE_UNSEEN).
@@ -12,6 +13,7 @@
  * complete: userspace refuses a pass that overlapped a loss.
  */
 #include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "cxltier.h"
@@ -36,6 +38,17 @@ int BPF_PROG(cxlt_skip_vma, struct mm_struct *mm, struct vm_area_struct *vma, in
 	struct cxlt_skip *k;
 
 	if (!cxlt_is_target(tgid, true))
+		return 0;
+	/*
+	 * Two reasons are no skip: the VMA is scanned though its task did not
+	 * use it lately (a pass under way is finished), or it was scanned
+	 * already in this pass (a VMA bigger than a scan chunk is met again).
+	 * Taken as skips, they left every page of a big VMA unseen for good.
+	 */
+	if ((bpf_core_enum_value_exists(enum numa_vmaskip_reason, NUMAB_SKIP_IGNORE_PID) &&
+	     reason == bpf_core_enum_value(enum numa_vmaskip_reason, NUMAB_SKIP_IGNORE_PID)) ||
+	    (bpf_core_enum_value_exists(enum numa_vmaskip_reason, NUMAB_SKIP_SEQ_COMPLETED) &&
+	     reason == bpf_core_enum_value(enum numa_vmaskip_reason, NUMAB_SKIP_SEQ_COMPLETED)))
 		return 0;
 	k = bpf_ringbuf_reserve(&cxlt_skips, sizeof(*k), 0);
 	if (!k) {

@@ -318,13 +318,15 @@ static inline bool may_displace(const struct cxlt_page *in, const struct cxlt_pa
 }
 
 /*
- * Coldest first: never sampled, then not in use (idle, or its use fell
- * off), then the longest idle, then the least score.
+ * Coldest first: never sampled (seen so before unseen: an unseen page's
+ * silence proves nothing, and a swap would not pass with it), then not in
+ * use (idle, or its use fell off), then the longest idle, then the least
+ * score.
  */
 static inline float coldness(const struct cxlt_page *p, float score, float d)
 {
-	return (p->flags & CXLT_PAGE_SAMPLED ? 0 : 1e9f) + (in_use(p, d) ? 0 : 1e6f) +
-	       p->idle_epochs - score;
+	return (p->flags & CXLT_PAGE_SAMPLED ? 0 : p->flags & CXLT_PAGE_UNSEEN ? 5e8f : 1e9f) +
+	       (in_use(p, d) ? 0 : 1e6f) + p->idle_epochs - score;
 }
 
 static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *plan)

@@ -183,7 +183,7 @@ static int age_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 				continue;
 			if (roles[p->node] == CXLT_NODE_FAST) {
 				/* Idle time means something only when the source sees repeated use. */
-				bool idle = (v->source_flags & CXLT_SOURCE_REPEATS) &&
+				bool idle = cxlt_idle_is_evidence(v) &&
 					    cxlt_idle_beyond(p, a->idle_demote + 1);
 
 				if (!idle && !goal)
@@ -219,8 +219,7 @@ static int age_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 	       v->fast_free_pages + nd - v->fast_high_pages : 0;
 	np = ns < left - nd ? ns : left - nd;
 	cxlt_top_k(a->cands, ns, np);
-	/* Without repeated samples a fast page's idleness says nothing: no victims. */
-	if (!nd && np > room && (v->source_flags & CXLT_SOURCE_REPEATS))
+	if (!nd && np > room && cxlt_idle_is_evidence(v))
 		room += displace(a, v, roles, ns, np, room, left, slow, plan);
 	if (np > room)
 		np = room;

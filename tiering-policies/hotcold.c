@@ -150,7 +150,7 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 
 	/* Demotions: to make room when short, else the pages idle for long. */
 	/* Idle time means something only when the source sees repeated use. */
-	if (v->demote_goal_pages || (hc->demote_idle && (v->source_flags & CXLT_SOURCE_REPEATS))) {
+	if (v->demote_goal_pages || (hc->demote_idle && cxlt_idle_is_evidence(v))) {
 		n = collect(hc, v, CXLT_NODE_FAST, 1,
 			    v->demote_goal_pages ? 0 : hc->demote_idle, 0);
 		want = v->demote_goal_pages ? v->demote_goal_pages : n;
@@ -178,8 +178,7 @@ static int hotcold_decide(void *state, const struct cxlt_view *v, struct cxlt_pl
 	if (n > left)
 		n = left;
 	room = v->fast_free_pages + nd > v->fast_high_pages ? v->fast_free_pages + nd - v->fast_high_pages : 0;
-	/* Without repeated samples a fast page's idleness says nothing: no victims. */
-	if (!nd && n > room && (v->source_flags & CXLT_SOURCE_REPEATS)) {
+	if (!nd && n > room && cxlt_idle_is_evidence(v)) {
 		struct cxlt_cand *victims = hc->cands + total;
 		uint64_t nv = collect_victims(hc, v, victims), k = 0;
 

@@ -460,9 +460,8 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 			np_pages += (uint64_t)in;
 			continue;
 		}
-		/* Without repeated samples a fast page's idleness says nothing: no swaps. */
-		if (!(v->source_flags & CXLT_SOURCE_REPEATS))
-			break;
+		if (!cxlt_idle_is_evidence(v))
+			break;	/* no swaps */
 		/* Pages to demote so that this one fits over the high watermark. */
 		need = (int64_t)np_pages + in - ((int64_t)v->fast_free_pages + (int64_t)nd_pages -
 						 (int64_t)v->fast_high_pages);

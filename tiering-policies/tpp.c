@@ -148,11 +148,9 @@ static int tpp_decide(void *state, const struct cxlt_view *v, struct cxlt_plan *
 	np = ns < room ? ns : room;
 	if (np > left - nd)
 		np = left - nd;
-	/*
-	 * kswapd woken by a failed promotion: one demotion per promotion (not
-	 * without repeated samples: then the longest idle are no colder).
-	 */
-	while (tp->promo_reclaim && (v->source_flags & CXLT_SOURCE_REPEATS) && np < ns && nd < nf && nd + np + 2 <= left) {
+	/* kswapd woken by a failed promotion: one demotion per promotion. */
+	while (tp->promo_reclaim && cxlt_idle_is_evidence(v) && np < ns && nd < nf &&
+	       nd + np + 2 <= left) {
 		nd++;
 		np++;
 	}

@@ -64,6 +64,17 @@ static inline void cxlt_top_k(struct cxlt_cand *c, uint64_t n, uint64_t k)
 }
 
 /*
+ * Whether a page's idle time says anything of its use: not when the source
+ * reports first touches only (no CXLT_SOURCE_REPEATS), where every page
+ * looks idle from its second epoch on.  A policy then neither demotes nor
+ * displaces a page for being idle.
+ */
+static inline bool cxlt_idle_is_evidence(const struct cxlt_view *v)
+{
+	return v->source_flags & CXLT_SOURCE_REPEATS;
+}
+
+/*
  * Whether p has been idle at least min epochs while its source was looking:
  * the test for demoting a page because it is idle.
  */

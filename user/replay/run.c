@@ -698,14 +698,14 @@ static int replay_account(void *ctx)
 		for (uint32_t i = 0; i < t->pt.nr; i++) {
 			uint64_t a = mp[i].accesses;
 
-			if (in->oracle && (a || mp[i].prev)) {
+			if (in->oracle && a && mp[i].prev) {
 				/* A huge page was in the set by its accesses a page. */
 				uint64_t dense = mp[i].prev / tracker__record_pages(t, &t->pt.pages[i]);
 
-				if (a && mp[i].prev)
-					lag += dense > r->lag_thr ? (double)a : dense == r->lag_thr ? a * r->lag_frac : 0;
-				mp[i].prev = a < UINT32_MAX ? (uint32_t)a : UINT32_MAX;
+				lag += dense > r->lag_thr ? (double)a : dense == r->lag_thr ? a * r->lag_frac : 0;
 			}
+			if (in->oracle)
+				mp[i].prev = a < UINT32_MAX ? (uint32_t)a : UINT32_MAX;
 			if (!a)
 				continue;
 			acc += a;

@@ -58,6 +58,23 @@ static int kernel_pages_present(void *ctx, int pid, void **pages, uint32_t count
 	return 0;
 }
 
+/* From include/uapi/linux/kernel-page-flags.h. */
+#define KPF_COMPOUND_HEAD 15
+#define KPF_THP 22
+
+static bool kernel_pfn_thp(void *ctx, uint64_t pfn)
+{
+	static int fd = -2;
+	uint64_t flags = 0;
+
+	(void)ctx;
+	if (fd == -2)
+		fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || pread(fd, &flags, sizeof(flags), (off_t)(pfn * sizeof(flags))) != sizeof(flags))
+		return false;
+	return (flags >> KPF_THP & 1) && (flags >> KPF_COMPOUND_HEAD & 1);
+}
+
 static double kernel_now(void *ctx)
 {
 	(void)ctx;
@@ -68,5 +85,6 @@ const struct platform platform_kernel = {
 	.move_pages = kernel_move_pages,
 	.touch_pages = kernel_touch_pages,
 	.pages_present = kernel_pages_present,
+	.pfn_thp = kernel_pfn_thp,
 	.now = kernel_now,
 };

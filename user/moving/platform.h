@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What stands behind the data path's calls into the machine: move_pages(2),
- * the page touch of the -ENOENT retry, and the clock that refills the
- * migration budget.  The live agent uses the kernel
+ * the page touch of the -ENOENT retry, page flags, and the clock that
+ * refills the migration budget.  The live agent uses the kernel
  * (platform_kernel); cxltier-replay puts its two-tier model here, and unit
  * tests a fake, each through their own ctx: no global to swap.
  */
@@ -23,6 +23,12 @@ struct platform {
 	 * too), from the owner's pagemap; 0 or -errno.  NULL: nothing known.
 	 */
 	int (*pages_present)(void *ctx, int pid, void **pages, uint32_t count, bool *present);
+	/*
+	 * Optional: whether page frame pfn heads a transparent huge page.  512
+	 * frames in a row can be base pages allocated in a row (a migration
+	 * fills a node that way); only the kernel's page flags tell.  NULL: never.
+	 */
+	bool (*pfn_thp)(void *ctx, uint64_t pfn);
 	/* Seconds on the budget's clock: monotonic live, the epoch's end in replay. */
 	double (*now)(void *ctx);
 	void *ctx;

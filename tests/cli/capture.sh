@@ -37,7 +37,7 @@ n=$(sed -n 's/.* instructions, \([0-9]*\) accesses.*/\1/p' "$work/xz.err" | tail
 [ -n "$n" ] && [ "$n" -gt 100000 ] || fail "xz made only '$n' accesses: $(tail -2 "$work/xz.err")"
 sum=$("$BUILD/cxltier-replay" --to-csv "$work/xz.trace" | awk -F, 'NR > 1 { s += $5 } END { print s }')
 [ "$sum" -eq "$n" ] || fail "the trace weighs $sum accesses, the capture counted $n"
-"$BUILD/cxltier-replay" --epoch-ms 1 "$work/xz.trace" hotset > "$work/replay.out" ||
+"$BUILD/cxltier-replay" --time-scale 1000 "$work/xz.trace" hotset > "$work/replay.out" ||
 	fail "the replay refused the capture: $(cat "$work/replay.out")"
 grep -q '^hotset ' "$work/replay.out" || fail "no hotset row: $(cat "$work/replay.out")"
 echo "xz: $n accesses, all in the trace"

@@ -162,7 +162,7 @@ static void sample_config_shows_the_real_defaults(void **state)
 	    "source",	    "epoch_ms",	      "decay",		"scan_epochs",
 	    "heat_entries", "hint_period_ms", "hint_cpu_pct", "name",		"rate_mbps",
 	    "batch",	    "low_wmark_pct",  "high_wmark_pct", "pingpong_epochs",
-	    "observe",	    "pin_dir",	      "run_dir",	"keep_pins",
+	    "keep_huge",    "observe",	    "pin_dir",	      "run_dir",	"keep_pins",
 	    "take_over",    "duration",	      "log_level",
 	};
 	char *text = slurp(SAMPLE), *out = calloc(1, strlen(text) + 1), *line, *save;
@@ -225,7 +225,7 @@ static void defaults_match_the_help_text(void **state)
 	assert_string_equal(c.pin_dir, "/sys/fs/bpf/cxltier");
 	assert_string_equal(c.run_dir, "/run/cxltier");
 	assert_int_equal(c.log_level, LOG_INFO);
-	assert_false(c.observe || c.keep_pins || c.take_over);
+	assert_false(c.observe || c.keep_pins || c.take_over || c.mover.keep_huge);
 	assert_true(c.duration == 0);
 	assert_int_equal(c.metrics_port, 0);
 	assert_null(c.metrics_addr);
@@ -363,6 +363,7 @@ static void every_key_reaches_its_field(void **state)
 	assert_true(c.mover.low_wmark_pct == 3);
 	assert_true(c.mover.high_wmark_pct == 7.5);
 	assert_int_equal(c.mover.pingpong_epochs, 20);
+	assert_true(c.mover.keep_huge);
 	assert_true(c.observe);
 	assert_string_equal(c.pin_dir, "/sys/fs/bpf/cxltier-test");
 	assert_string_equal(c.run_dir, "/run/cxltier-test");
@@ -522,7 +523,7 @@ static void set_validates_as_the_file_does(void **state)
 	assert_true(c.mover.rate_mbps == 512);
 	assert_int_equal(config__set(&c, "mover", "speed", "1", err, sizeof(err)), -ENOENT);
 	assert_string_equal(err, "unknown key 'speed' in [mover] (accepted: rate_mbps, batch, "
-				 "low_wmark_pct, high_wmark_pct, pingpong_epochs, observe)");
+				 "low_wmark_pct, high_wmark_pct, pingpong_epochs, keep_huge, observe)");
 	assert_int_equal(config__set(&c, "sampler", "heat_entries", "auto", err, sizeof(err)), 0);
 	assert_int_equal(config__set(&c, "output", "duration", "0", err, sizeof(err)), 0);
 	assert_int_equal(config__set(&c, "output", "duration", "-1", err, sizeof(err)), -ERANGE);
@@ -578,7 +579,7 @@ ERROR_TEST(empty_value, "err-empty-value.conf", -EINVAL,
 	   "2: [mover] batch is empty: expected a number of pages from 1 to 1048576")
 ERROR_TEST(unknown_key, "err-unknown-key.conf", -EINVAL,
 	   "3: unknown key 'rate' in [mover] (accepted: rate_mbps, batch, low_wmark_pct, "
-	   "high_wmark_pct, pingpong_epochs, observe)")
+	   "high_wmark_pct, pingpong_epochs, keep_huge, observe)")
 ERROR_TEST(bad_number, "err-bad-number.conf", -EINVAL,
 	   "3: [mover] rate_mbps = fast: expected a number of MiB/s above 0, at most 1000000")
 ERROR_TEST(out_of_range, "err-out-of-range.conf", -EINVAL,

@@ -542,6 +542,121 @@ static void a_huge_page_moves_as_one_and_counts_512(void **state)
 	teardown(NULL);
 }
 
+/* The kernel's splits and collapses, as the fake sees them: page numbers asked. */
+static struct {
+	int split_calls, collapse_calls;
+	uint64_t split_page, collapse_page;
+	int split_err;
+} thp;
+
+static int fake_split_huge(void *ctx, int pid, uint64_t page)
+{
+	(void)ctx;
+	(void)pid;
+	thp.split_calls++;
+	thp.split_page = (page - BASE) / PG;
+	return thp.split_err;
+}
+
+static int fake_collapse_huge(void *ctx, int pid, uint64_t addr)
+{
+	(void)ctx;
+	(void)pid;
+	thp.collapse_calls++;
+	thp.collapse_page = (addr - BASE) / PG;
+	return 0;
+}
+
+static const struct platform thp_platform = { .move_pages = fake_move_pages,
+					       .touch_pages = fake_touch_pages,
+					       .pages_present = fake_pages_present,
+					       .split_huge = fake_split_huge,
+					       .collapse_huge = fake_collapse_huge };
+
+/*
+ * A huge page on its way to fast memory is split, not moved: nothing
+ * migrates, the page advised cold is in a chunk never sampled, and its
+ * record is a region of 4 KiB pages with no heat, whose hot pages get
+ * records of their own.  Once: a huge page found there again moves whole.
+ * When all its pages reach fast memory it is collapsed there, once.
+ */
+static void a_huge_page_is_split_before_it_is_promoted(void **state)
+{
+	struct target *t;
+	struct region *r;
+	uint32_t small, huge;
+
+	(void)state;
+	setup_default(1024);
+	mv.pf = &thp_platform;
+	memset(&thp, 0, sizeof(thp));
+	add_regions(&small, &huge);
+	t = &tr.targets[0];
+	r = tracker__region(t, BASE + REGION_SIZE);
+	r->sampled_bits = 0x3;		/* its first 16 pages sampled: hot */
+	t->pt.pages[huge].heat = 50;
+	cxlt_plan_add(&plan, 0, huge, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(thp.split_calls, 1);
+	assert_int_equal(thp.split_page, REGION_PAGES + 2 * CHUNK_PAGES);
+	assert_int_equal(nmove_calls(), 0);
+	assert_int_equal(mv.epoch.promoted, 0);
+	assert_int_equal(mv.epoch.split, 1);
+	assert_int_equal(t->pt.pages[huge].outcome, CXLT_OUTCOME_BUSY);
+	assert_false(t->pt.pages[huge].flags & PAGE_HUGE);
+	assert_true(t->pt.pages[huge].heat == 0);
+	assert_true(r->flags & REGION_SPLIT);
+	assert_true(r->flags & REGION_MIXED);
+	assert_float_equal(mv.tokens, 0, 1e-9);	/* a split moves nothing */
+
+	/* Its region's pages promoted: all of it on node 0, so it is huge again there. */
+	plan_reset();
+	cxlt_plan_add(&plan, 0, huge, 0);
+	mv.tokens = 4 * REGION_PAGES;
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(thp.split_calls, 1);
+	assert_int_equal(mv.epoch.promoted, REGION_PAGES);
+	assert_int_equal(fake.where[REGION_PAGES + 100], 0);
+	assert_int_equal(thp.collapse_calls, 1);
+	assert_int_equal(thp.collapse_page, REGION_PAGES);
+	assert_int_equal(mv.epoch.collapsed, 1);
+	assert_true(t->pt.pages[huge].flags & PAGE_HUGE);
+	assert_false(r->flags & REGION_SPLIT);
+	plan_reset();
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(thp.collapse_calls, 1);
+	teardown(NULL);
+
+	/* Split before, huge again on the slow node (a sweep says so): it moves whole. */
+	setup_default(1024);
+	mv.pf = &thp_platform;
+	memset(&thp, 0, sizeof(thp));
+	add_regions(&small, &huge);
+	t = &tr.targets[0];
+	tracker__region(t, BASE + REGION_SIZE)->flags |= REGION_SPLIT;
+	cxlt_plan_add(&plan, 0, huge, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(thp.split_calls, 0);
+	assert_int_equal(mv.epoch.promoted, REGION_PAGES);
+	teardown(NULL);
+
+	/* --keep-huge, or a kernel that refuses the split: whole. */
+	for (int k = 0; k < 2; k++) {
+		setup_default(1024);
+		mv.pf = &thp_platform;
+		memset(&thp, 0, sizeof(thp));
+		mv.opts.keep_huge = k == 0;
+		thp.split_err = k == 1 ? -EPERM : 0;
+		add_regions(&small, &huge);
+		cxlt_plan_add(&plan, 0, huge, 0);
+		assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+		assert_int_equal(thp.split_calls, k);
+		assert_int_equal(mv.epoch.promoted, REGION_PAGES);
+		assert_int_equal(mv.epoch.split, 0);
+		teardown(NULL);
+	}
+}
+
 /*
  * A region's -ENOENT pages: PROT_NONE ones (mapped, per pagemap) are touched
  * and retried; the others never (a read would map the zero page).  A region
@@ -1049,6 +1164,7 @@ int main(void)
 		cmocka_unit_test(batches_never_mix_targets),
 		cmocka_unit_test(success_updates_node_since_move_and_counters),
 		cmocka_unit_test(a_huge_page_moves_as_one_and_counts_512),
+		cmocka_unit_test(a_huge_page_is_split_before_it_is_promoted),
 		cmocka_unit_test(a_huge_page_over_the_budget_or_the_watermark_waits),
 		cmocka_unit_test(a_region_retries_only_its_mapped_pages),
 		cmocka_unit_test(a_region_in_place_but_unmapped_pages_takes_the_node),

@@ -9,6 +9,8 @@
  *   pmd     the THP mapped whole (PMD)
  *   pte     the THP PTE-mapped first (mprotect of its last 4 KiB)
  *   split   the THP split first through debugfs split_huge_pages
+ *   cold    the THP split first by MADV_COLD of its last 4 KiB (what the
+ *           agent does with process_madvise(2))
  *
  * and it prints how many of the 512 pages moved, the move's status for the
  * subpage, whether the range is still a huge page (smaps AnonHugePages), and
@@ -110,6 +112,8 @@ static void probe(const char *how, int fast, int slow)
 		mprotect(buf + HPAGE - PG, PG, PROT_READ);
 	else if (!strcmp(how, "split") && split_debugfs(buf))
 		printf("thpprobe_split_debugfs=%s\n", strerror(errno));
+	else if (!strcmp(how, "cold") && madvise(buf + HPAGE - PG, PG, MADV_COLD))
+		printf("thpprobe_cold_madvise=%s\n", strerror(errno));
 	huge_before = anon_huge_kb(buf);
 	one[0] = buf + 5 * PG;	/* one hot subpage */
 	st[0] = -12345;
@@ -140,5 +144,6 @@ int main(int argc, char **argv)
 	probe("pmd", fast, slow);
 	probe("pte", fast, slow);
 	probe("split", fast, slow);
+	probe("cold", fast, slow);
 	return 0;
 }

@@ -79,6 +79,8 @@ static const char usage_text[] =
 "                           first, promote nothing (default 2)\n"
 "      --high-wmark PCT     demote until free fast memory is over PCT% (default 5)\n"
 "      --pingpong-epochs N  a moved page is not moved again for N epochs (default 10)\n"
+"      --keep-huge          promote huge pages whole; by default one is split\n"
+"                           first so that its cold pages stay on the slow tier\n"
 "      --observe            sample and report, never move a page\n"
 "      --record FILE        also write every raw sample to FILE, a trace for\n"
 "                           cxltier-replay (ring-buffer drops are counted)\n"

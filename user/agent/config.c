@@ -136,6 +136,7 @@ static const struct key_def keys[] = {
      "a percentage from 0 to 90"},
     {"mover", "pingpong_epochs", "pingpong-epochs", 0, K_U32, OFF(mover.pingpong_epochs), 0,
      60000, "a number of epochs from 0 to 60000"},
+    {"mover", "keep_huge", "keep-huge", 0, K_BOOL, OFF(mover.keep_huge), 0, 0, NULL},
     {"mover", "observe", "observe", 0, K_BOOL, OFF(observe), 0, 0, NULL},
     {"output", "pin_dir", "pin-dir", 0, K_STR, OFF(pin_dir), 0, 0, "a directory under /sys/fs/bpf"},
     {"output", "run_dir", "run-dir", 0, K_STR, OFF(run_dir), 0, 0, "a directory"},

@@ -10,7 +10,8 @@
  *   [sampler]  source epoch_ms decay scan_epochs tracker_mb heat_entries hint_period_ms
  *              hint_cpu_pct ring_kb record
  *   [policy]   name dir decide_limit_ms, and any other key is a policy parameter (key=value)
- *   [mover]    rate_mbps batch low_wmark_pct high_wmark_pct pingpong_epochs observe
+ *   [mover]    rate_mbps batch low_wmark_pct high_wmark_pct pingpong_epochs keep_huge
+ *              observe
  *   [output]   pin_dir run_dir keep_pins metrics_port metrics_addr metrics_textfile take_over
  *              duration log_level
  *

@@ -472,6 +472,64 @@ static void run_moves(struct mover *m, struct tracker *tr, const struct topology
 	}
 }
 
+/*
+ * A huge page on its way to fast memory is split first, so that its hot
+ * pages follow alone in the epochs after and its cold ones stay: the kernel
+ * moves a huge page only whole (docs/design.md, "Huge pages").  Once a
+ * region: a huge page found there again (shared, so not split, or collapsed
+ * by khugepaged) moves whole.  The page advised cold is one of a chunk never
+ * sampled where there is one.  Returns whether it was split.
+ */
+static bool split_first(struct mover *m, struct target *t, struct cxlt_page *p)
+{
+	uint64_t sampled;
+	struct region *r;
+	uint32_t pg = REGION_PAGES - 1;
+
+	if (m->opts.keep_huge || !m->pf->split_huge || !(p->flags & PAGE_HUGE) ||
+	    !(r = tracker__region(t, p->addr)) || (r->flags & REGION_SPLIT))
+		return false;
+	r->flags |= REGION_SPLIT;
+	sampled = r->sampled_bits | r->sampled_prev;
+	if (~sampled)
+		pg = (uint32_t)__builtin_ctzll(~sampled) * CHUNK_PAGES;
+	if (m->pf->split_huge(m->pf->ctx, t->pid, r->base + ((uint64_t)pg << CXLT_PAGE_SHIFT)))
+		return false;
+	tracker__huge_split(t, r);
+	m->epoch.split++;
+	p->outcome = CXLT_OUTCOME_BUSY;	/* its hot pages come next */
+	return true;
+}
+
+/*
+ * A region the mover split whose pages are all on a fast node now (its hot
+ * set was all of it) is made a huge page again there, within the budget:
+ * a collapse copies 512 pages.
+ */
+static void collapse_placed(struct mover *m, struct tracker *tr, const struct topology *topo)
+{
+	if (!m->pf->collapse_huge)
+		return;
+	for (uint32_t ti = 0; ti < tr->nr_targets; ti++) {
+		struct target *t = &tr->targets[ti];
+
+		for (uint32_t i = 0; i < t->rt.nr && !t->gone && m->tokens >= REGION_PAGES; i++) {
+			struct region *r = &t->rt.rg[i];
+
+			if (!(r->flags & REGION_SPLIT) || (t->pt.pages[r->rec].flags & PAGE_HUGE) ||
+			    r->resident != REGION_PAGES || r->on_node[0] != REGION_PAGES ||
+			    r->node_id[0] < 0 || !((topo->fast_mask >> r->node_id[0]) & 1))
+				continue;
+			r->flags &= ~REGION_SPLIT;
+			m->tokens -= REGION_PAGES;
+			if (m->pf->collapse_huge(m->pf->ctx, t->pid, r->base))
+				continue;	/* khugepaged may still */
+			t->pt.pages[r->rec].flags |= PAGE_HUGE;
+			m->epoch.collapsed++;
+		}
+	}
+}
+
 static const struct tracker *sort_tr;	/* qsort has no context argument */
 
 static const struct cxlt_page *move_record(const struct tracker *tr, const struct cxlt_move *mv)
@@ -575,13 +633,15 @@ int mover__execute(struct mover *m, struct tracker *tr,
 			p->outcome = CXLT_OUTCOME_PINGPONG;
 			continue;
 		}
+		to_fast = (topo->fast_mask >> mv->node) & 1;
+		if (to_fast && split_first(m, &tr->targets[mv->target], p))
+			continue;
 		/* The budget is in pages: a region's record costs all the pages it moves. */
 		if (total + cost > budget) {
 			m->epoch.rejected_budget++;
 			p->outcome = CXLT_OUTCOME_BUDGET;
 			continue;
 		}
-		to_fast = (topo->fast_mask >> mv->node) & 1;
 		total += cost;
 		if (to_fast)
 			m->sorted[--np] = *mv;
@@ -644,6 +704,7 @@ int mover__execute(struct mover *m, struct tracker *tr,
 
 	/* Bandwidth is spent by what went to the kernel, not by what was held back. */
 	m->tokens -= m->attempted;
+	collapse_placed(m, tr, topo);
 	m->last_result = (struct cxlt_plan_result){
 		.planned = plan->nr, .promoted = m->epoch.promoted, .demoted = m->epoch.demoted,
 		.refused = m->epoch.rejected_invalid + m->epoch.rejected_pingpong +

@@ -34,6 +34,8 @@
 	X(rejected_watermark, "promotions held back to keep free fast memory over the high watermark") \
 	X(rejected_share, "promotions that would take a target past its fast-tier share") \
 	X(retried, "-ENOENT pages touched and tried again (PROT_NONE before Linux 6.5)") \
+	X(split, "huge pages split on their way to a fast node: their hot pages follow alone") \
+	X(collapsed, "split huge pages made huge again, all their pages on a fast node") \
 	X(calls, "move_pages calls")
 
 struct mover_stats {
@@ -48,6 +50,7 @@ struct mover_opts {
 	uint32_t pingpong_epochs;	/* a moved page stays put this long */
 	double low_wmark_pct;		/* of fast capacity: under it, demote first */
 	double high_wmark_pct;		/* demote until free fast memory is over it */
+	bool keep_huge;			/* promote huge pages whole, never split them */
 };
 
 struct mover {

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <numaif.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 
 #include "platform.h"
@@ -75,6 +77,42 @@ static bool kernel_pfn_thp(void *ctx, uint64_t pfn)
 	return (flags >> KPF_THP & 1) && (flags >> KPF_COMPOUND_HEAD & 1);
 }
 
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+#define HUGE_SIZE (2UL << 20)
+
+static int kernel_madvise(int pid, uint64_t addr, size_t len, int advice)
+{
+	struct iovec iov = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), err = 0;
+
+	if (pidfd < 0)
+		return -errno;
+	if (syscall(SYS_process_madvise, pidfd, &iov, 1, advice, 0) < 0)
+		err = -errno;
+	close(pidfd);
+	return err;
+}
+
+/*
+ * MADV_COLD over part of a huge page mapped by one process splits it first
+ * (mm/madvise.c, since Linux 5.4): the one call that splits a huge page of
+ * another process without debugfs.  The page it names goes to the inactive
+ * list, which an access undoes.
+ */
+static int kernel_split_huge(void *ctx, int pid, uint64_t page)
+{
+	(void)ctx;
+	return kernel_madvise(pid, page, 4096, MADV_COLD);
+}
+
+static int kernel_collapse_huge(void *ctx, int pid, uint64_t addr)
+{
+	(void)ctx;
+	return kernel_madvise(pid, addr, HUGE_SIZE, MADV_COLLAPSE);
+}
+
 static double kernel_now(void *ctx)
 {
 	(void)ctx;
@@ -86,5 +124,7 @@ const struct platform platform_kernel = {
 	.touch_pages = kernel_touch_pages,
 	.pages_present = kernel_pages_present,
 	.pfn_thp = kernel_pfn_thp,
+	.split_huge = kernel_split_huge,
+	.collapse_huge = kernel_collapse_huge,
 	.now = kernel_now,
 };

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What stands behind the data path's calls into the machine: move_pages(2),
- * the page touch of the -ENOENT retry, page flags, and the clock that
- * refills the migration budget.  The live agent uses the kernel
+ * the page touch of the -ENOENT retry, page flags, splitting and collapsing
+ * huge pages, and the clock that refills the migration budget.  The live agent uses the kernel
  * (platform_kernel); cxltier-replay puts its two-tier model here, and unit
  * tests a fake, each through their own ctx: no global to swap.
  */
@@ -29,6 +29,14 @@ struct platform {
 	 * fills a node that way); only the kernel's page flags tell.  NULL: never.
 	 */
 	bool (*pfn_thp)(void *ctx, uint64_t pfn);
+	/*
+	 * Optional: splits the transparent huge page that holds page (in pid)
+	 * into 4 KiB pages where they are, and advises that page cold; 0 or
+	 * -errno.  NULL: huge pages move whole.
+	 */
+	int (*split_huge)(void *ctx, int pid, uint64_t page);
+	/* Optional: collapses the 2 MiB at addr (aligned) into a huge page; 0 or -errno. */
+	int (*collapse_huge)(void *ctx, int pid, uint64_t addr);
 	/* Seconds on the budget's clock: monotonic live, the epoch's end in replay. */
 	double (*now)(void *ctx);
 	void *ctx;

@@ -284,6 +284,16 @@ void tracker__record_moved(struct target *t, struct cxlt_page *p, int node)
 	r->on_node[1] = 0;
 }
 
+void tracker__huge_split(struct target *t, struct region *r)
+{
+	struct cxlt_page *rec = &t->pt.pages[r->rec];
+
+	rec->flags &= ~(PAGE_HUGE | CXLT_PAGE_SAMPLED);
+	rec->heat = 0;
+	rec->samples = 0;
+	r->flags |= REGION_SPLIT | REGION_MIXED;
+}
+
 uint64_t page_table__bytes(const struct page_table *pt)
 {
 	return (uint64_t)pt->cap * (sizeof(struct cxlt_page) + sizeof(*pt->words)) +

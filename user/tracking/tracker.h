@@ -47,6 +47,7 @@
 /* struct region.flags */
 #define REGION_MIXED 0x1	/* its sampled chunks differ: sampled pages get detail */
 #define REGION_SWEPT 0x2	/* resident and on_node come from a sweep */
+#define REGION_SPLIT 0x4	/* the mover split its huge page (once; collapsed again on a fast node) */
 
 struct region {
 	uint64_t base;		/* 2 MiB aligned */
@@ -255,6 +256,12 @@ struct region *tracker__region(const struct target *t, uint64_t addr);
 uint32_t tracker__record_pages(const struct target *t, const struct cxlt_page *p);
 /* After a move of the record p to node: the region's counts follow. */
 void tracker__record_moved(struct target *t, struct cxlt_page *p, int node);
+/*
+ * Region r's huge page was split: its record is a region's of 4 KiB pages,
+ * with no heat yet (the huge page's was all its pages'), and the pages
+ * sampled from now on get records of their own.
+ */
+void tracker__huge_split(struct target *t, struct region *r);
 /* Queries the node of the records in [from, pt.nr) whose node is unknown. */
 int tracker__query_nodes(struct tracker *tr, struct target *t, uint32_t from);
 

@@ -80,13 +80,15 @@ start_hot_on_cxl() {
 # agent_to_90pct [CXLTIERD ARGS...]: the agent on tierbench $tb (output /tmp/tb.out,
 # hot set $hot) until 90% of the hot set is on node 0 or 62 s; then its status in
 # /tmp/status.json, both stopped, tierbench's data checked.  Sets reached (seconds,
-# empty: never), cold (cold pages) and cold1 (of them on node 1 at the end).
+# empty: never), cold (cold pages) and cold1 (of them on node 1 at the end).  A
+# scenario's after_90pct, when set, runs once 90% is reached, the agent still running.
 agent_to_90pct() {
 	local t0 agent
 	t0=$(now)
 	cxltierd --pid "$tb" --duration 62 "$@" > /tmp/agent.log 2>&1 &
 	agent=$!
 	reached=$(time_to_90pct /tmp/tb.out "$hot" "$t0" "$agent")
+	[ -z "$reached" ] || ${after_90pct:-:}
 	cxltierctl status --json > /tmp/status.json || fail "no status"
 	kill -TERM "$agent"
 	wait "$agent" || fail "cxltierd exited $? after SIGTERM"

@@ -577,8 +577,9 @@ static const struct platform thp_platform = { .move_pages = fake_move_pages,
  * A huge page on its way to fast memory is split, not moved: nothing
  * migrates, the page advised cold is in a chunk never sampled, and its
  * record is a region of 4 KiB pages with no heat, whose hot pages get
- * records of their own.  Once: a huge page found there again moves whole.
- * When all its pages reach fast memory it is collapsed there, once.
+ * records of their own.  When all its pages reach fast memory it is
+ * collapsed there, once.  A huge page the split left huge moves whole; one
+ * found split by a sweep and huge again (khugepaged) is split again.
  */
 static void a_huge_page_is_split_before_it_is_promoted(void **state)
 {
@@ -627,18 +628,40 @@ static void a_huge_page_is_split_before_it_is_promoted(void **state)
 	assert_int_equal(thp.collapse_calls, 1);
 	teardown(NULL);
 
-	/* Split before, huge again on the slow node (a sweep says so): it moves whole. */
-	setup_default(1024);
-	mv.pf = &thp_platform;
-	memset(&thp, 0, sizeof(thp));
-	add_regions(&small, &huge);
-	t = &tr.targets[0];
-	tracker__region(t, BASE + REGION_SIZE)->flags |= REGION_SPLIT;
-	cxlt_plan_add(&plan, 0, huge, 0);
-	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
-	assert_int_equal(thp.split_calls, 0);
-	assert_int_equal(mv.epoch.promoted, REGION_PAGES);
-	teardown(NULL);
+	/*
+	 * Split, then a sweep finds it split, then huge again on the slow node
+	 * (khugepaged): split again.  Split, and the next sweep finds it huge
+	 * still (the split did nothing): it moves whole.
+	 */
+	for (int seen = 1; seen >= 0; seen--) {
+		const struct region_found split = { .base = BASE + REGION_SIZE, .resident = REGION_PAGES,
+						    .resident_bits = ~0ULL, .node_id = { 1, -1 },
+						    .on_node = { REGION_PAGES, 0 } };
+		struct region_found again = split;
+
+		again.huge = true;
+		setup_default(1024);
+		mv.pf = &thp_platform;
+		memset(&thp, 0, sizeof(thp));
+		add_regions(&small, &huge);
+		t = &tr.targets[0];
+		cxlt_plan_add(&plan, 0, huge, 0);
+		assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+		assert_int_equal(thp.split_calls, 1);
+		if (seen) {
+			tracker__region_found(&tr, t, &split);
+			assert_true(tracker__region(t, BASE + REGION_SIZE)->flags & REGION_SPLIT_SEEN);
+		}
+		tracker__region_found(&tr, t, &again);
+		assert_true(t->pt.pages[huge].flags & PAGE_HUGE);
+		plan_reset();
+		cxlt_plan_add(&plan, 0, huge, 0);
+		assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+		assert_int_equal(thp.split_calls, 1 + seen);
+		assert_int_equal(mv.epoch.split, seen);
+		assert_int_equal(mv.epoch.promoted, seen ? 0 : REGION_PAGES);
+		teardown(NULL);
+	}
 
 	/* --keep-huge, or a kernel that refuses the split: whole. */
 	for (int k = 0; k < 2; k++) {

@@ -20,6 +20,7 @@ void mover__default_opts(struct mover_opts *o)
 	o->pingpong_epochs = 10;
 	o->low_wmark_pct = 2;
 	o->high_wmark_pct = 5;
+	o->keep_huge = false;
 }
 
 int mover__init(struct mover *m, const struct mover_opts *o, long page_size)
@@ -475,10 +476,12 @@ static void run_moves(struct mover *m, struct tracker *tr, const struct topology
 /*
  * A huge page on its way to fast memory is split first, so that its hot
  * pages follow alone in the epochs after and its cold ones stay: the kernel
- * moves a huge page only whole (docs/design.md, "Huge pages").  Once a
- * region: a huge page found there again (shared, so not split, or collapsed
- * by khugepaged) moves whole.  The page advised cold is one of a chunk never
- * sampled where there is one.  Returns whether it was split.
+ * moves a huge page only whole (docs/design.md, "Huge pages").  Again after
+ * a sweep found it split (khugepaged collapses a split range again, on the
+ * node most of its pages are on: the slow one, with the hot pages); but a
+ * huge page the split left huge (mapped by several processes) moves whole.
+ * The page advised cold is one of a chunk never sampled where there is one.
+ * Returns whether it was split.
  */
 static bool split_first(struct mover *m, struct target *t, struct cxlt_page *p)
 {
@@ -487,9 +490,10 @@ static bool split_first(struct mover *m, struct target *t, struct cxlt_page *p)
 	uint32_t pg = REGION_PAGES - 1;
 
 	if (m->opts.keep_huge || !m->pf->split_huge || !(p->flags & PAGE_HUGE) ||
-	    !(r = tracker__region(t, p->addr)) || (r->flags & REGION_SPLIT))
+	    !(r = tracker__region(t, p->addr)) ||
+	    (r->flags & (REGION_SPLIT | REGION_SPLIT_SEEN)) == REGION_SPLIT)
 		return false;
-	r->flags |= REGION_SPLIT;
+	r->flags = (r->flags | REGION_SPLIT) & ~REGION_SPLIT_SEEN;
 	sampled = r->sampled_bits | r->sampled_prev;
 	if (~sampled)
 		pg = (uint32_t)__builtin_ctzll(~sampled) * CHUNK_PAGES;
@@ -520,7 +524,7 @@ static void collapse_placed(struct mover *m, struct tracker *tr, const struct to
 			    r->resident != REGION_PAGES || r->on_node[0] != REGION_PAGES ||
 			    r->node_id[0] < 0 || !((topo->fast_mask >> r->node_id[0]) & 1))
 				continue;
-			r->flags &= ~REGION_SPLIT;
+			r->flags &= ~(REGION_SPLIT | REGION_SPLIT_SEEN);
 			m->tokens -= REGION_PAGES;
 			if (m->pf->collapse_huge(m->pf->ctx, t->pid, r->base))
 				continue;	/* khugepaged may still */

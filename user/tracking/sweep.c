@@ -310,8 +310,11 @@ struct region *tracker__region_found(struct tracker *tr, struct target *t,
 		if (r->detail)
 			fold_region(tr, t, r);
 		t->pt.pages[r->rec].flags |= PAGE_HUGE;
-	} else
+	} else {
 		t->pt.pages[r->rec].flags &= ~PAGE_HUGE;
+		if (r->flags & REGION_SPLIT)
+			r->flags |= REGION_SPLIT_SEEN;
+	}
 	return r;
 }
 

@@ -47,7 +47,8 @@
 /* struct region.flags */
 #define REGION_MIXED 0x1	/* its sampled chunks differ: sampled pages get detail */
 #define REGION_SWEPT 0x2	/* resident and on_node come from a sweep */
-#define REGION_SPLIT 0x4	/* the mover split its huge page (once; collapsed again on a fast node) */
+#define REGION_SPLIT 0x4	/* the mover split its huge page (collapsed again on a fast node) */
+#define REGION_SPLIT_SEEN 0x8	/* and a sweep found it split since */
 
 struct region {
 	uint64_t base;		/* 2 MiB aligned */

@@ -7,13 +7,13 @@
 # guest-needs: /usr/bin/redis-server /usr/bin/redis-cli /usr/bin/redis-benchmark /usr/bin/migratepages
 WL_DESC="redis-server, 2,500 hot keys of 140,000 on CXL"
 KEYS=${REDIS_KEYS:-140000}
-HOTKEYS=2500	# REDIS_WRAP: a command to start redis-server under (numactl ...)
+HOTKEYS=2500	# REDIS_WRAP: a command to start redis-server under (numactl ...); REDIS_ARGS: more server flags
 rcli() { redis-cli -s /tmp/redis.sock "$@"; }	# a unix socket: the guest has no network
 
 wl_setup() {
 	rm -f /tmp/redis.log
 	${REDIS_WRAP:-} redis-server --port 0 --unixsocket /tmp/redis.sock --save '' --appendonly no --enable-debug-command yes \
-		--protected-mode no > /tmp/redis.log 2>&1 &
+		--protected-mode no ${REDIS_ARGS:-} > /tmp/redis.log 2>&1 &
 	WL_PID=$!
 	wait_until 300 "redis to answer (its log: /tmp/redis.log)" sh -c 'redis-cli -s /tmp/redis.sock ping 2>/dev/null | grep -q PONG'
 	# key i < HOTKEYS is hot; it is loaded at position i * step, cold keys in between

@@ -8,6 +8,7 @@ cleanup() {
 	local p
 	for p in "$agent" "$bench" "$sleeper" "$child"; do
 		[ -n "$p" ] && kill "$p" 2>/dev/null || true
+		[ -n "$p" ] && kill -CONT "$p" 2>/dev/null || true	# a test may have stopped it
 	done
 	wait 2>/dev/null || true
 	if declare -F cleanup_more > /dev/null; then cleanup_more; fi

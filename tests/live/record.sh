@@ -44,7 +44,9 @@ resident=$(sed -n 's/^start: as recorded, \([0-9]*\) resident pages.*/\1/p' "$wo
 [ "${resident:-0}" -ge 4096 ] || fail "the replay starts with ${resident:-no} resident pages, the buffer alone has 4096"
 # A ring buffer far too small for a burst of faults: drops happen, are
 # counted and reported, and what was written plus what was dropped is what
-# the samplers kept.
+# the samplers kept.  The agent is stopped (SIGSTOP) while tierbench touches
+# its 256 MiB, so that nothing drains the ring during the burst: a running
+# agent on a free core can keep up with it.
 mkfifo "$work/go2"
 sh -c 'read x < "$1"; exec "$2" --size 256M --duration 0' sh "$work/go2" "$BUILD/tierbench" > /dev/null &
 bench=$!
@@ -52,9 +54,11 @@ bench=$!
 	--run-dir "$work/run" > "$work/agent.log" 2>&1 &
 agent=$!
 for _ in $(seq 50); do grep -q 'target pid' "$work/agent.log" && break; sleep 0.1; done
+kill -STOP "$agent"
 echo go > "$work/go2"
 wait "$bench"
 bench=""
+kill -CONT "$agent"
 wait "$agent" || fail "cxltierd exited $?"
 agent=""
 line=$(grep -E "recorded [0-9]+ samples" "$work/agent.log") || fail "no recording summary"

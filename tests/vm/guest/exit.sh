@@ -11,14 +11,32 @@ cxltierd --comm tierbench --policy /usr/lib/cxltier/test-policies/flip.so --sour
 	--low-wmark 0 --high-wmark 0 --duration 120 > /tmp/agent.log 2>&1 &
 agent=$!
 wait_for /tmp/agent.log 'maps and programs pinned'
+# Each process runs until the agent has moved some of its pages, then the one
+# two before it is stopped: about three live at a time, one exiting while the
+# agent migrates the others.  Conditions, not durations: an epoch here can take a
+# second when the machine is busy, and a process that ran a fixed 3 s was once
+# never reached.
+moved_some() {
+	cxltierctl status --json 2>/dev/null |
+		jq -e --argjson p "$1" '.targets[] | select(.pid == $p) | .promoted + .demoted > 0' > /dev/null
+}
+stop_bench() { kill -INT "$1"; wait "$1" || fail "tierbench pid $1 failed"; }
 pids=""
-for i in $(seq 1 $procs); do
-	tierbench --size 16M --threads 1 --duration 3 --verify > "/tmp/tb$i.out" 2>&1 &
-	pids="$pids $!"
-	sleep 1
+for n in $(seq 1 $procs); do	# not i: wait_for and wait_until count with it
+	tierbench --size 16M --threads 1 --duration 300 --verify > "/tmp/tb$n.out" 2>&1 &
+	pid=$!
+	wait_for "/tmp/tb$n.out" '^tierbench: pid='
+	wait_until 900 "pages of tierbench $n (pid $pid) moved by the agent" moved_some "$pid"
+	pids="$pids $pid"
+	set -- $pids
+	if [ $# -gt 2 ]; then
+		stop_bench "$1"
+		shift
+		pids="$*"
+	fi
 done
 for p in $pids; do
-	wait "$p" || fail "tierbench pid $p failed"
+	stop_bench "$p"
 done
 wait_for /tmp/agent.log 'target pid .* exited' 300 "$procs"
 kill -0 "$agent" 2>/dev/null || fail "the agent died"

@@ -753,29 +753,93 @@ static void a_range_samples_whole_regions_at_once(void **state)
 /*
  * A first-touch source reports a page once: a region that turns mixed hands
  * what its record gathered to the pages of its sampled chunks, which would
- * otherwise lose their only sample.
+ * otherwise lose their only sample.  Here the region had one chunk resident
+ * when its page was sampled; a sweep then finds the rest.
  */
 static void a_first_touch_region_turning_mixed_keeps_its_samples(void **state)
 {
+	const struct region_found one_chunk = { .base = BASE, .resident = 8, .resident_bits = 1,
+						.node_id = { 1, -1 }, .on_node = { 8, 0 } };
+	struct region_found all = one_chunk;
 	struct tracker tr;
-	struct target *t = two_regions(&tr);
+	struct target *t;
 	const struct region *r;
 	const struct cxlt_page *p;
 
 	(void)state;
+	tracker__init(&tr, 0.5);
+	tracker__add_target(&tr, 100, 1, "a", ORIGIN_PID);
+	t = &tr.targets[0];
 	tr.split_mixed = true;
-	ingest(&tr, BASE + 3 * PG, 1);		/* chunk 0 */
-	ingest(&tr, BASE + 100 * PG, 1);	/* chunk 12 */
+	assert_non_null(tracker__region_found(&tr, t, &one_chunk));
+	ingest(&tr, BASE + 3 * PG, 1);		/* chunk 0, all that is resident */
 	tracker__age(&tr);
 	tracker__end_epoch(&tr);
 	r = tracker__region(t, BASE);
+	assert_false(r->flags & REGION_MIXED);
+	assert_true(t->pt.pages[r->rec].flags & CXLT_PAGE_SAMPLED);
+
+	all.resident = REGION_PAGES;
+	all.resident_bits = ~0ULL;
+	all.on_node[0] = REGION_PAGES;
+	assert_non_null(tracker__region_found(&tr, t, &all));
+	tracker__age(&tr);
+	tracker__end_epoch(&tr);
 	assert_true(r->flags & REGION_MIXED);
-	assert_int_equal(r->detail, 2 * CHUNK_PAGES);
-	p = page_of(&tr, 100, BASE + 100 * PG);
+	assert_int_equal(r->detail, CHUNK_PAGES);
+	p = page_of(&tr, 100, BASE + 3 * PG);
 	assert_non_null(p);
 	assert_true(p->flags & CXLT_PAGE_SAMPLED);
 	assert_true(p->heat > 0);
 	assert_false(t->pt.pages[r->rec].flags & CXLT_PAGE_SAMPLED);
+	tracker__free(&tr);
+}
+
+/*
+ * One scanner pass of hint faults: a page each, spread over a region (hot
+ * keys among cold ones).  They arrive in one drain, and that drain shows the
+ * region mixed: each page gets its own record with its sample at once, in
+ * the epoch of the pass, not the next (when the review would have emptied
+ * the region's record of them).  A region sampled all over in the same drain
+ * stays one record.
+ */
+static void one_drain_of_spread_samples_gets_page_records_at_once(void **state)
+{
+	struct cxlt_page_key keys[25 + 64];
+	struct cxlt_page_val vals[25 + 64];
+	struct tracker tr;
+	struct target *t = two_regions(&tr);
+	const struct region *r;
+	uint32_t n = 0;
+
+	(void)state;
+	memset(vals, 0, sizeof(vals));
+	for (uint32_t k = 0; k < 25; k++, n++) {
+		keys[n] = (struct cxlt_page_key){ .tgid = 100, .vpage = (BASE + (k * 20 + 1) * PG) / PG };
+		vals[n].samples = 1;
+	}
+	/* The huge page's region: each of its chunks once; and it is one record anyway. */
+	for (uint32_t k = 0; k < 64; k++, n++) {
+		keys[n] = (struct cxlt_page_key){ .tgid = 100,
+						  .vpage = (BASE + REGION_SIZE + k * CHUNK_PAGES * PG) / PG };
+		vals[n].samples = 1;
+	}
+	tracker__ingest(&tr, keys, vals, n);
+	r = tracker__region(t, BASE);
+	assert_true(r->flags & REGION_MIXED);
+	assert_int_equal(r->detail, 25);
+	for (uint32_t k = 0; k < 25; k++) {
+		const struct cxlt_page *p = page_of(&tr, 100, BASE + (k * 20 + 1) * PG);
+
+		assert_non_null(p);
+		assert_int_equal(p->samples, 1);
+		assert_true(p->flags & CXLT_PAGE_SAMPLED);
+	}
+	assert_false(t->pt.pages[r->rec].flags & CXLT_PAGE_SAMPLED);
+	r = tracker__region(t, BASE + REGION_SIZE);
+	assert_false(r->flags & REGION_MIXED);
+	assert_int_equal(r->detail, 0);
+	assert_int_equal(t->pt.pages[r->rec].samples, 64);
 	tracker__free(&tr);
 }
 
@@ -849,6 +913,7 @@ int main(void)
 		cmocka_unit_test(a_huge_page_sampled_unevenly_stays_one_record),
 		cmocka_unit_test(a_range_samples_whole_regions_at_once),
 		cmocka_unit_test(a_first_touch_region_turning_mixed_keeps_its_samples),
+		cmocka_unit_test(one_drain_of_spread_samples_gets_page_records_at_once),
 		cmocka_unit_test(over_budget_the_coldest_detail_folds_into_its_region),
 		cmocka_unit_test(scan_of_exited_process_is_esrch),
 	};

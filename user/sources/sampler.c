@@ -422,9 +422,10 @@ static int load(struct sampler *s, const struct sampler_opts *o,
 	s->targets_fd = bpf_map__fd(s->skel->maps.cxlt_targets);
 	s->cgroups_fd = bpf_map__fd(s->skel->maps.cxlt_cgroups);
 	s->stats_fd = bpf_map__fd(s->skel->maps.cxlt_stats);
-	s->batch = DRAIN_BATCH;
-	s->keys = calloc(s->batch, sizeof(*s->keys));
-	s->vals = calloc(s->batch, sizeof(*s->vals));
+	/* Room for the whole map: an epoch's samples reach the tracker together (sampler__drain). */
+	s->cap = bpf_map__max_entries(s->skel->maps.cxlt_heat);
+	s->keys = calloc(s->cap, sizeof(*s->keys));
+	s->vals = calloc(s->cap, sizeof(*s->vals));
 	if (!s->keys || !s->vals)
 		return -ENOMEM;
 	if (o->record) {
@@ -550,21 +551,39 @@ int sampler__drain(struct sampler *s, struct tracker *tr)
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	struct cxlt_page_key out_batch;
 	void *in = NULL;
-	int total = 0;
+	uint32_t n = 0;
+	int total = 0, err = 0;
 
+	/*
+	 * The whole map, then one ingest: the tracker tells a region's pages
+	 * apart by the chunks all of this epoch's samples fall in.
+	 */
 	for (;;) {
-		__u32 count = s->batch;
-		int err = bpf_map_lookup_and_delete_batch(s->heat_fd, in, &out_batch,
-							  s->keys, s->vals, &count, &opts);
+		__u32 count = s->cap - n < DRAIN_BATCH ? s->cap - n : DRAIN_BATCH;
 
-		if (err && errno != ENOENT)
-			return -errno;
-		tracker__ingest(tr, s->keys, s->vals, count);
-		total += count;
-		if (err)
-			break;	/* ENOENT: the map is empty */
+		err = bpf_map_lookup_and_delete_batch(s->heat_fd, in, &out_batch, s->keys + n,
+						      s->vals + n, &count, &opts);
+		if (err && errno != ENOENT) {
+			err = -errno;
+			break;
+		}
+		n += count;
+		if (err) {
+			err = 0;	/* ENOENT: the map is empty */
+			break;
+		}
 		in = &out_batch;
+		if (n == s->cap) {	/* entries added while draining */
+			tracker__ingest(tr, s->keys, s->vals, n);
+			total += n;
+			n = 0;
+		}
 	}
+	/* What was deleted from the map is ingested, error or not. */
+	tracker__ingest(tr, s->keys, s->vals, n);
+	total += n;
+	if (err)
+		return err;
 	s->drained += total;
 	for (int i = 0; i < s->nr_attached; i++)
 		if (s->attached[i]->drain)

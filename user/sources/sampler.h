@@ -73,7 +73,7 @@ struct sampler {
 	uint32_t nr_cgroups;
 	struct cxlt_page_key *keys;
 	struct cxlt_page_val *vals;
-	uint32_t batch;
+	uint32_t cap;		/* keys and vals: the heat map's size */
 	uint64_t drained;	/* heat map entries drained, all time */
 	struct ring_buffer *rb;	/* recording only */
 	int (*on_sample)(void *ctx, const struct cxlt_sample *s);

@@ -465,6 +465,33 @@ static bool detail_room(struct tracker *tr, const struct target *t)
 	return tr->bytes_used + grow < tr->budget_bytes;
 }
 
+/* Whether a region's sampled chunks differ: some sampled, some resident ones not. */
+static bool region_mixed(const struct region *r)
+{
+	uint64_t resident = r->resident_bits ? r->resident_bits : ~0ULL;
+
+	return r->sampled_bits && (resident & ~r->sampled_bits);
+}
+
+static void split_record(struct tracker *tr, struct target *t, struct region *r);
+
+/*
+ * Region r's sampled chunks now differ (region_mixed): its sampled pages get
+ * records of their own from here on.  What its record gathered so far came
+ * from the chunks that differ and says nothing of the rest, which the record
+ * stands for now (as never sampled: policies tell hot from cold by that).
+ */
+static void turn_mixed(struct tracker *tr, struct target *t, struct region *r)
+{
+	if (!(r->flags & REGION_MIXED) && !(t->pt.pages[r->rec].flags & PAGE_HUGE)) {
+		split_record(tr, t, r);
+		t->pt.pages[r->rec].heat = 0;
+		t->pt.pages[r->rec].samples = 0;
+		t->pt.pages[r->rec].flags &= ~CXLT_PAGE_SAMPLED;
+	}
+	r->flags |= REGION_MIXED;
+}
+
 /*
  * The record a sample of addr goes to.  Regions first: a page gets a record
  * of its own only where its region's sampled chunks differ (or it has one
@@ -575,23 +602,56 @@ void tracker__ingest_range(struct tracker *tr, struct target *t, uint64_t start,
 	}
 }
 
+/* The target of a sample; *t caches the last one (runs of one tgid are common). */
+static bool sample_target(struct tracker *tr, const struct cxlt_page_key *key, struct target **t)
+{
+	int ti;
+
+	if (*t && (*t)->pid == (pid_t)key->tgid)
+		return true;
+	if ((ti = tracker__find_target(tr, key->tgid)) < 0) {
+		*t = NULL;
+		return false;
+	}
+	*t = &tr->targets[ti];
+	return true;
+}
+
 void tracker__ingest(struct tracker *tr, const struct cxlt_page_key *keys,
 		     const struct cxlt_page_val *vals, uint32_t n)
 {
 	struct target *t = NULL;
 
-	for (uint32_t i = 0; i < n; i++) {
-		/* Entries come grouped by nothing in particular, but runs of one tgid are common. */
-		if (!t || t->pid != (pid_t)keys[i].tgid) {
-			int ti = tracker__find_target(tr, keys[i].tgid);
+	/*
+	 * The regions' sampled chunks first, so that a region these samples
+	 * show mixed gives its sampled pages records of their own now: a
+	 * source that samples each page about once a pass (hint faults) would
+	 * otherwise pour its first pass into region records, which the review
+	 * then empties, and place nothing until the next.
+	 */
+	for (uint32_t i = 0; i < n && !tr->detail_all; i++) {
+		uint64_t addr = keys[i].vpage << CXLT_PAGE_SHIFT, before;
+		struct region *r;
+		bool created;
 
-			if (ti < 0) {
-				t = NULL;
-				tr->dropped++;
-				continue;
-			}
-			t = &tr->targets[ti];
+		if (!sample_target(tr, &keys[i], &t))
+			continue;
+		before = target_bytes(t);
+		if (!(r = region_get(t, addr & ~(REGION_SIZE - 1), &created)))
+			continue;
+		tr->bytes_used += target_bytes(t) - before;
+		r->sampled_bits |= 1ULL << (((addr >> CXLT_PAGE_SHIFT) & (REGION_PAGES - 1)) / CHUNK_PAGES);
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct region *r;
+
+		if (!sample_target(tr, &keys[i], &t)) {
+			tr->dropped++;
+			continue;
 		}
+		if (!tr->detail_all && (r = tracker__region(t, keys[i].vpage << CXLT_PAGE_SHIFT)) &&
+		    !(r->flags & REGION_MIXED) && region_mixed(r))
+			turn_mixed(tr, t, r);
 		tracker__ingest_page(tr, t, &keys[i], &vals[i]);
 	}
 }
@@ -699,14 +759,6 @@ void tracker__age(struct tracker *tr)
 	if (!tr->detail_all)
 		for (uint32_t ti = 0; ti < tr->nr_targets; ti++)
 			regions__review(tr, &tr->targets[ti]);
-}
-
-/* Whether a region's sampled chunks differ: some sampled, some resident ones not. */
-static bool region_mixed(const struct region *r)
-{
-	uint64_t resident = r->resident_bits ? r->resident_bits : ~0ULL;
-
-	return r->sampled_bits && (resident & ~r->sampled_bits);
 }
 
 /* Folds page record i of t into its region's record; flags it gone. */
@@ -847,18 +899,7 @@ static void regions__review(struct tracker *tr, struct target *t)
 		struct region *r = &t->rt.rg[i];
 
 		if (region_mixed(r)) {
-			/*
-			 * Its samples so far came from the chunks that differ: they
-			 * say nothing of the rest, which the record stands for now
-			 * (as never sampled: policies tell hot from cold by that).
-			 */
-			if (!(r->flags & REGION_MIXED) && !(t->pt.pages[r->rec].flags & PAGE_HUGE)) {
-				split_record(tr, t, r);
-				t->pt.pages[r->rec].heat = 0;
-				t->pt.pages[r->rec].samples = 0;
-				t->pt.pages[r->rec].flags &= ~CXLT_PAGE_SAMPLED;
-			}
-			r->flags |= REGION_MIXED;
+			turn_mixed(tr, t, r);
 		} else if (window_end && r->sampled_bits) {
 			/* Sampled all over: one record says it all. */
 			r->flags &= ~REGION_MIXED;

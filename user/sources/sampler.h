@@ -62,7 +62,7 @@ struct sampler {
 	int nr_links;
 	char pin_dir[256];
 	char source[64];	/* what is attached: a name, or "name:weight,..." */
-	char source_why[400];	/* why that one */
+	char source_why[1024];	/* why that one: auto's reasons run long */
 	char why_not[400];	/* why the last source tried could not open */
 	bool choosing;		/* auto is trying the sources in turn */
 	const struct source_def *attached[SOURCES_MAX_LIST];

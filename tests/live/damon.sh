@@ -4,7 +4,8 @@
 # maps them to the target's pages through page frames, and counts samples
 # that no page fault gave (the target touched its memory before the agent
 # started) — and leaves the kdamond exactly as it found it.  Where no one
-# has set DAMON up, the agent runs its own kdamond and removes it when it
+# has set DAMON up, the agent runs its own kdamond (vaddr over the target
+# where the kernel has it, else paddr) and removes it when it
 # stops (tests/vm/guest/damon.sh covers that path on the emulated machine whatever
 # this host has); otherwise it refuses the source with the reason.
 set -euo pipefail
@@ -20,12 +21,14 @@ if [ "$nr" = 0 ]; then
 	"$BUILD/cxltierd" --pid "$bench" --source damon --run-dir "$work/run" > "$work/agent.log" 2>&1 &
 	agent=$!
 	wait_for 60 "our own kdamond monitoring the target in the status" status_has "$work/run" \
-		'.sampler.damon.owner == "agent" and .sampler.damon.targets == 1'
+		'.sampler.damon.owner == "agent" and
+		 (if .sampler.damon.operations == "vaddr" then .sampler.damon.targets == 1
+		  else .sampler.damon.pages_sampled > 0 end)'
 	kill -TERM "$agent"
 	wait "$agent" || fail "cxltierd exited $?"
 	agent=""
 	[ "$(cat $admin/nr_kdamonds)" = 0 ] || fail "our kdamond was left set up"
-	echo "damon: ok (no one had set DAMON up: the agent ran its own kdamond and removed it)"
+	echo "damon: ok (no one had set DAMON up: the agent ran its own $(jq -r .sampler.damon.operations "$work/status.json") kdamond and removed it)"
 	exit 0
 fi
 if [ "$(cat $admin/0/state 2>/dev/null)" != on ] || [ "$(cat $admin/0/contexts/0/operations 2>/dev/null)" != paddr ]; then

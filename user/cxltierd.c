@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <numa.h>
 #include <poll.h>
 #include <signal.h>
@@ -164,27 +165,49 @@ static uint32_t heat_entries(const struct agent *a)
 	return ram / 16 < 16384 ? 16384 : ram / 16 > 262144 ? 262144 : ram / 16;
 }
 
-/* source hint: the kernel's scanner set up, and its CPU budget where pages can be seen unseen. */
+/*
+ * source hint: whether the agent can tell which pages the scanner has looked
+ * at (a CPU budget makes fast-tier pages go unseen at times).  Its BPF
+ * program loads here, before the set-up's capabilities go.
+ */
+static void open_marks(struct agent *a)
+{
+	int err;
+
+	if ((err = marks__open(&a->marks, a->cfg->k.pin_dir, a->cfg->k.sysfs_root))) {
+		pr_warn("hint: no CPU budget: this kernel skips VMAs it has not seen used, and its sched_skip_vma_numa tracepoint does not attach (%s), so the agent cannot tell which pages went unseen; the scanner runs at its own pace",
+			strerror(-err));
+		a->marks_failed = true;
+	}
+}
+
+/*
+ * source hint: the kernel's scanner set up, and its CPU budget where pages
+ * can be seen unseen.  Last of the set-up, once the targets are known: their
+ * scanner passes as it starts let the first epoch come when the first pass
+ * is answered (first_epoch_due()).
+ */
 static int start_hint(struct agent *a)
 {
 	const struct agent_config *k = &a->cfg->k;
 	struct wmarks w;
 	int err;
 
+	a->nr_first_pass = 0;
+	for (uint32_t i = 0; i < a->tr.nr_targets && a->tr.nr_targets <= FIRST_PASS_MAX; i++) {
+		struct first_pass *f = &a->first_pass[a->nr_first_pass];
+
+		f->pid = a->tr.targets[i].pid;
+		if (!marks__scan_seq(k->sysfs_root, f->pid, &f->seq))
+			a->nr_first_pass++;
+	}
 	if ((err = ksettings__take(&a->kset, k->sysfs_root, a->kset_state, k->hint_period_ms,
 				   k->take_over)))
 		return err;
 	/* A migrating agent with fast memory to spare starts with slow-tier marks only. */
 	mover__wmarks(&a->m, &a->topo, &w);
-	/*
-	 * The budget makes fast-tier pages go unseen at times; only run it
-	 * where the agent can tell which pages the scanner has looked at.
-	 */
-	if ((err = marks__open(&a->marks, k->pin_dir, k->sysfs_root))) {
-		pr_warn("hint: no CPU budget: this kernel skips VMAs it has not seen used, and its sched_skip_vma_numa tracepoint does not attach (%s), so the agent cannot tell which pages went unseen; the scanner runs at its own pace",
-			strerror(-err));
-	} else if (!ksettings__meter_start(&a->kset, k->hint_cpu_pct, now_sec(),
-					   a->migrate && wmarks__roomy(&w))) {
+	if (!a->marks_failed && !ksettings__meter_start(&a->kset, k->hint_cpu_pct, now_sec(),
+							a->migrate && wmarks__roomy(&w))) {
 		a->tr.sight = true;
 		pr_info("hint: following the scanner's passes (mm->numa_scan_seq)%s: pages it has not marked since their last sample are flagged unseen",
 			a->marks.skel ? " and the VMAs it skips (sched_skip_vma_numa)" :
@@ -221,8 +244,8 @@ static int open_sources(struct agent *a)
 	}
 	if ((err = sampler__open(&a->s, &so)))
 		return err;
-	if (sampler__has_source(&a->s, "hint") && (err = start_hint(a)))
-		return err;
+	if (sampler__has_source(&a->s, "hint"))
+		open_marks(a);
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a->s.source,
 		a->s.source_why, a->s.pin_dir);
 	if ((err = kmigrate__open(&a->km, k->pin_dir)))
@@ -281,16 +304,48 @@ static int start_serving(struct agent *a)
 	return 0;
 }
 
+/* Hint source, the first epoch: ksettings.h's first_wait, with what it looks at. */
+static bool first_epoch_due(struct agent *a, struct first_wait *w, double now)
+{
+	uint64_t st[CXLT_NR_STATS];
+	bool passed = true;
+
+	if (sampler__read_stats(a->s.stats_fd, st))
+		return true;	/* cannot tell: no wait */
+	for (int i = 0; i < a->nr_first_pass && passed && !w->passed_at; i++) {
+		uint32_t seq;
+
+		/* A target gone (no file) waits for nothing. */
+		passed = marks__scan_seq(a->cfg->k.sysfs_root, a->first_pass[i].pid, &seq) ||
+			 seq != a->first_pass[i].seq;
+	}
+	return first_wait__due(w, st[CXLT_STAT_KEPT], passed, now);
+}
+
 /* Epochs on the clock until a stop, the duration, or no target left. */
 static void run(struct agent *a)
 {
 	const struct config *cfg = a->cfg;
 	double period = cfg->k.epoch_ms / 1000.0, start = now_sec(), next = start + period;
-	double end = cfg->k.duration ? start + cfg->k.duration : 0;
+	double end = cfg->k.duration ? start + cfg->k.duration : 0, t_epoch;
+	bool first = a->nr_first_pass > 0;
 
 	service__notify("READY=1");
 	while (!stop_requested) {
-		wait_until(a->sfd, a, end && end < next ? end : next);
+		double until = end && end < next ? end : next;
+
+		if (first) {
+			struct first_wait w = { 0 };
+
+			while (!stop_requested && !reload_requested && now_sec() < until &&
+			       !first_epoch_due(a, &w, now_sec()))
+				wait_until(a->sfd, a, fmin(now_sec() + FIRST_WAIT_LOOK_SEC, until));
+			pr_debug("hint: the first epoch %.2f s after the start: %s", now_sec() - start,
+				 now_sec() < until ? "the scanner's first pass is answered" :
+						     "a period passed first");
+		} else {
+			wait_until(a->sfd, a, until);
+		}
 		if (reload_requested) {
 			reload_requested = 0;
 			pr_info("SIGHUP: reload");
@@ -299,13 +354,15 @@ static void run(struct agent *a)
 		}
 		if (stop_requested || (end && now_sec() >= end))
 			break;
+		t_epoch = now_sec();
 		agent__epoch(a);
 		if (control__wants_metrics(&a->ctl))
 			control__publish_metrics(&a->ctl, status__metrics(&a->st));
 		/* An epoch that finishes is the sign of life (the unit's WatchdogSec). */
 		if (service__watchdog_usec())
 			service__notify("WATCHDOG=1");
-		next += period;
+		next = first ? t_epoch + period : next + period;
+		first = false;
 		if (next < now_sec())
 			next = now_sec() + period; /* an epoch overran: do not pile up */
 		if (!a->tr.nr_targets && !cfg->specs.nr_comms && !cfg->specs.nr_cgroups) {
@@ -371,7 +428,9 @@ static int set_up(struct agent *a)
 	if ((err = open_sources(a)))
 		return err;
 	service__drop_setup_caps();
-	return start_serving(a);
+	if ((err = start_serving(a)))
+		return err;
+	return sampler__has_source(&a->s, "hint") ? start_hint(a) : 0;
 }
 
 int main(int argc, char **argv)

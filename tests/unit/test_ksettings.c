@@ -241,6 +241,34 @@ static void a_roomy_start_marks_slow_pages_only_until_room_runs_short(void **sta
 	assert_string_equal(get(t, NB), "0");
 }
 
+/*
+ * The first epoch waits for the scanner's first pass to be answered: the
+ * pass seen, then the targets' samples tapering off.
+ */
+static void the_first_epoch_waits_for_the_pass_and_its_faults(void **state)
+{
+	struct first_wait w = { 0 };
+
+	(void)state;
+	assert_false(first_wait__due(&w, 500, false, 10.00));	/* the first look */
+	/* First touches before the pass, then quiet: no pass, no epoch. */
+	assert_false(first_wait__due(&w, 510, false, 10.05));
+	assert_false(first_wait__due(&w, 510, false, 11.00));
+	/* The pass, and its faults coming in fast. */
+	assert_false(first_wait__due(&w, 1500, true, 11.05));
+	assert_false(first_wait__due(&w, 2500, true, 11.05 + FIRST_WAIT_ANSWER_SEC));
+	assert_false(first_wait__due(&w, 3500, true, 11.20 + FIRST_WAIT_ANSWER_SEC));
+	/* Tapering: 20 in a look against 3,020 since the start. */
+	assert_true(first_wait__due(&w, 3520, true, 11.25 + FIRST_WAIT_ANSWER_SEC));
+
+	/* A pass that finds nothing on the slow tier to fault on: due after the least wait. */
+	w = (struct first_wait){ 0 };
+	assert_false(first_wait__due(&w, 0, false, 0));
+	assert_false(first_wait__due(&w, 0, true, 0.05));
+	assert_false(first_wait__due(&w, 0, false, 0.05 + FIRST_WAIT_ANSWER_SEC / 2));
+	assert_true(first_wait__due(&w, 0, false, 0.05 + FIRST_WAIT_ANSWER_SEC));
+}
+
 static void meter_without_a_count_leaves_the_mode(void **state)
 {
 	struct tree *t = *state;
@@ -266,6 +294,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(meter_caps_saved_credit, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(quiet_epochs_shrink_the_budget_a_move_restores_it, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(a_roomy_start_marks_slow_pages_only_until_room_runs_short, tree_setup, tree_teardown),
+		cmocka_unit_test(the_first_epoch_waits_for_the_pass_and_its_faults),
 		cmocka_unit_test_setup_teardown(meter_without_a_count_leaves_the_mode, tree_setup, tree_teardown),
 	};
 

@@ -26,6 +26,9 @@
 #include "topology.h"
 #include "tracker.h"
 
+/* Targets whose first scanner pass the first epoch waits for; more and it does not wait. */
+#define FIRST_PASS_MAX 64
+
 struct agent {
 	struct config *cfg;
 	struct topology topo;
@@ -52,6 +55,13 @@ struct agent {
 	int lock_fd, sfd;	/* the machine lock, the signals; -1: not yet */
 	bool run_dir_ok;
 	char kset_state[600];
+	/* Hint source: the targets' scanner passes as the scanner started (first_epoch_due()). */
+	struct first_pass {
+		pid_t pid;
+		uint32_t seq;
+	} first_pass[FIRST_PASS_MAX];
+	int nr_first_pass;	/* 0: the first epoch comes on the clock */
+	bool marks_failed;	/* marks__open() failed: no budget */
 };
 
 /* Migrate or observe, from the topology and the flags; says which and why. */

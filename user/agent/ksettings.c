@@ -213,6 +213,24 @@ int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now, bool
 	return 0;
 }
 
+bool first_wait__due(struct first_wait *w, uint64_t kept, bool passed, double now)
+{
+	uint64_t fresh = kept - w->kept;
+
+	if (!w->looked) {
+		w->looked = true;
+		w->kept0 = w->kept = kept;
+		return false;
+	}
+	w->kept = kept;
+	if (!w->passed_at) {
+		if (!passed)
+			return false;
+		w->passed_at = now;
+	}
+	return now - w->passed_at >= FIRST_WAIT_ANSWER_SEC && fresh * 32 <= kept - w->kept0;
+}
+
 void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool passes_seen)
 {
 	struct hint_gate *g = &k->gate;

@@ -248,8 +248,6 @@ static int open_sources(struct agent *a)
 		open_marks(a);
 	pr_info("sampler: %s (%s); maps and programs pinned under %s", a->s.source,
 		a->s.source_why, a->s.pin_dir);
-	if ((err = kmigrate__open(&a->km, k->pin_dir)))
-		pr_warn("kernel migration accounting unavailable: %s", strerror(-err));
 	return 0;
 }
 
@@ -425,12 +423,17 @@ static int set_up(struct agent *a)
 		return err;
 	a->tr.budget_bytes = (uint64_t)k->tracker_mb << 20;
 	agent__set_shares(a, k->fast_share);
-	if ((err = open_sources(a)))
+	if ((err = open_sources(a)) || (err = start_serving(a)) ||
+	    (sampler__has_source(&a->s, "hint") && (err = start_hint(a)))) {
+		sampler__kernel_btf_put();
 		return err;
+	}
+	/* Accounting only: loaded once the scanner runs, off the way to the first epoch. */
+	if ((err = kmigrate__open(&a->km, k->pin_dir)))
+		pr_warn("kernel migration accounting unavailable: %s", strerror(-err));
+	sampler__kernel_btf_put();
 	service__drop_setup_caps();
-	if ((err = start_serving(a)))
-		return err;
-	return sampler__has_source(&a->s, "hint") ? start_hint(a) : 0;
+	return 0;
 }
 
 int main(int argc, char **argv)

@@ -20,7 +20,7 @@
  */
 static int probe_btf(struct kmigrate *k, int *nargs)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf *btf = sampler__kernel_btf();
 	const struct btf_type *t;
 	int id;
 
@@ -50,7 +50,6 @@ static int probe_btf(struct kmigrate *k, int *nargs)
 				k->names[e->val][c] = (char)tolower((unsigned char)name[3 + c]);
 		}
 	}
-	btf__free(btf);
 	return 0;
 }
 

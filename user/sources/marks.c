@@ -11,6 +11,7 @@
 #include "ksettings.h"
 #include "marks.h"
 #include "marks.skel.h"
+#include "sampler.h"
 #include "util.h"
 
 /*
@@ -20,14 +21,9 @@
  */
 static bool btf_has(const char *name, int kind, bool dflt)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool yes;
+	const struct btf *btf = sampler__kernel_btf();
 
-	if (!btf)
-		return dflt;
-	yes = btf__find_by_name_kind(btf, name, kind) > 0;
-	btf__free(btf);
-	return yes;
+	return btf ? btf__find_by_name_kind(btf, name, kind) > 0 : dflt;
 }
 
 /* Whether this kernel's scanner skips VMAs by recent use (6.4 and later). */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Design notes live in bpf/sampler.bpf.c. */
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
@@ -134,6 +135,21 @@ static void vappend(char *buf, size_t size, const char *fmt, va_list ap)
 		off += 2;
 	}
 	vsnprintf(buf + off, size - off, fmt, ap);
+}
+
+static struct btf *kernel_btf;
+
+const struct btf *sampler__kernel_btf(void)
+{
+	if (!kernel_btf)
+		kernel_btf = btf__load_vmlinux_btf();
+	return kernel_btf;
+}
+
+void sampler__kernel_btf_put(void)
+{
+	btf__free(kernel_btf);
+	kernel_btf = NULL;
 }
 
 void sampler__note(struct sampler *s, const char *fmt, ...)

@@ -141,6 +141,14 @@ int sampler__attach_perf(struct sampler *s, struct perf_event_attr *attr,
 void sampler__rollback(struct sampler *s, int nr_links);
 /* An open (or opening) source's own state: state_size zeroed bytes, or NULL. */
 void *sampler__state(const struct sampler *s, const struct source_def *d);
+/*
+ * The kernel's BTF for the set-up's probes, parsed once (about 50 ms here,
+ * ten times that under TCG); NULL when the kernel has none.  Dropped with
+ * sampler__kernel_btf_put() once the set-up is done.
+ */
+struct btf;
+const struct btf *sampler__kernel_btf(void);
+void sampler__kernel_btf_put(void);
 /* Adds "; what" to source_why, and sets why_not. */
 void sampler__note(struct sampler *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sampler__why_not(struct sampler *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -516,21 +516,29 @@ static void collapse_placed(struct mover *m, struct tracker *tr, const struct to
 		return;
 	for (uint32_t ti = 0; ti < tr->nr_targets; ti++) {
 		struct target *t = &tr->targets[ti];
+		uint32_t i, still = 0;
 
-		for (uint32_t i = 0; i < t->rt.nr && !t->gone && m->tokens >= REGION_PAGES; i++) {
+		/* A walk of every region (a 1 TiB target has 512 Ki) only while some are split. */
+		for (i = 0; t->split_regions && i < t->rt.nr && !t->gone && m->tokens >= REGION_PAGES; i++) {
 			struct region *r = &t->rt.rg[i];
 
-			if (!(r->flags & REGION_SPLIT) || (t->pt.pages[r->rec].flags & PAGE_HUGE) ||
-			    r->resident != REGION_PAGES || r->on_node[0] != REGION_PAGES ||
-			    r->node_id[0] < 0 || !((topo->fast_mask >> r->node_id[0]) & 1))
+			if (!(r->flags & REGION_SPLIT))
 				continue;
+			if ((t->pt.pages[r->rec].flags & PAGE_HUGE) || r->resident != REGION_PAGES ||
+			    r->on_node[0] != REGION_PAGES || r->node_id[0] < 0 ||
+			    !((topo->fast_mask >> r->node_id[0]) & 1)) {
+				still++;
+				continue;
+			}
 			r->flags &= ~(REGION_SPLIT | REGION_SPLIT_SEEN);
 			m->tokens -= REGION_PAGES;
-			if (m->pf->collapse_huge(m->pf->ctx, t->pid, r->base))
+			if (m->pf->collapse_huge(m->pf->ctx, t->pid, r->base, REGION_SIZE))
 				continue;	/* khugepaged may still */
 			t->pt.pages[r->rec].flags |= PAGE_HUGE;
 			m->epoch.collapsed++;
 		}
+		if (i == t->rt.nr)
+			t->split_regions = still;	/* a whole walk counts them again */
 	}
 }
 

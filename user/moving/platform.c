@@ -80,7 +80,6 @@ static bool kernel_pfn_thp(void *ctx, uint64_t pfn)
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
 #endif
-#define HUGE_SIZE (2UL << 20)
 
 static int kernel_madvise(int pid, uint64_t addr, size_t len, int advice)
 {
@@ -107,10 +106,10 @@ static int kernel_split_huge(void *ctx, int pid, uint64_t page)
 	return kernel_madvise(pid, page, 4096, MADV_COLD);
 }
 
-static int kernel_collapse_huge(void *ctx, int pid, uint64_t addr)
+static int kernel_collapse_huge(void *ctx, int pid, uint64_t addr, uint64_t len)
 {
 	(void)ctx;
-	return kernel_madvise(pid, addr, HUGE_SIZE, MADV_COLLAPSE);
+	return kernel_madvise(pid, addr, len, MADV_COLLAPSE);
 }
 
 static double kernel_now(void *ctx)

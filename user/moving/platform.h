@@ -35,8 +35,8 @@ struct platform {
 	 * -errno.  NULL: huge pages move whole.
 	 */
 	int (*split_huge)(void *ctx, int pid, uint64_t page);
-	/* Optional: collapses the 2 MiB at addr (aligned) into a huge page; 0 or -errno. */
-	int (*collapse_huge)(void *ctx, int pid, uint64_t addr);
+	/* Optional: collapses the len bytes at addr (a huge page's, aligned) into a huge page; 0 or -errno. */
+	int (*collapse_huge)(void *ctx, int pid, uint64_t addr, uint64_t len);
 	/* Seconds on the budget's clock: monotonic live, the epoch's end in replay. */
 	double (*now)(void *ctx);
 	void *ctx;

@@ -292,6 +292,7 @@ void tracker__huge_split(struct target *t, struct region *r)
 	rec->heat = 0;
 	rec->samples = 0;
 	r->flags |= REGION_SPLIT | REGION_MIXED;
+	t->split_regions++;
 }
 
 uint64_t page_table__bytes(const struct page_table *pt)

@@ -182,10 +182,26 @@ static void open_marks(struct agent *a)
 }
 
 /*
+ * Hint source: each target's scanner pass count (mm->numa_scan_seq) now,
+ * which the next epoch waits to see move (epoch_due()); none noted with more
+ * than PASS_WATCH_MAX targets, and the epochs keep to the clock.
+ */
+static void note_passes(struct agent *a)
+{
+	a->nr_pass_seq = 0;
+	for (uint32_t i = 0; i < a->tr.nr_targets && a->tr.nr_targets <= PASS_WATCH_MAX; i++) {
+		struct pass_seq *f = &a->pass_seq[a->nr_pass_seq];
+
+		f->pid = a->tr.targets[i].pid;
+		if (!a->tr.targets[i].gone && !marks__scan_seq(a->cfg->k.sysfs_root, f->pid, &f->seq))
+			a->nr_pass_seq++;
+	}
+}
+
+/*
  * source hint: the kernel's scanner set up, and its CPU budget where pages
- * can be seen unseen.  Last of the set-up, once the targets are known: their
- * scanner passes as it starts let the first epoch come when the first pass
- * is answered (first_epoch_due()).
+ * can be seen unseen; once the targets are known, so that the first epoch
+ * can wait for the first pass (note_passes()).
  */
 static int start_hint(struct agent *a)
 {
@@ -193,14 +209,7 @@ static int start_hint(struct agent *a)
 	struct wmarks w;
 	int err;
 
-	a->nr_first_pass = 0;
-	for (uint32_t i = 0; i < a->tr.nr_targets && a->tr.nr_targets <= FIRST_PASS_MAX; i++) {
-		struct first_pass *f = &a->first_pass[a->nr_first_pass];
-
-		f->pid = a->tr.targets[i].pid;
-		if (!marks__scan_seq(k->sysfs_root, f->pid, &f->seq))
-			a->nr_first_pass++;
-	}
+	note_passes(a);
 	if ((err = ksettings__take(&a->kset, k->sysfs_root, a->kset_state, k->hint_period_ms,
 				   k->take_over)))
 		return err;
@@ -302,22 +311,22 @@ static int start_serving(struct agent *a)
 	return 0;
 }
 
-/* Hint source, the first epoch: ksettings.h's first_wait, with what it looks at. */
-static bool first_epoch_due(struct agent *a, struct first_wait *w, double now)
+/* Hint source: ksettings.h's pass_wait, with what it looks at. */
+static bool epoch_due(struct agent *a, struct pass_wait *w, double now)
 {
 	uint64_t st[CXLT_NR_STATS];
 	bool passed = true;
 
 	if (sampler__read_stats(a->s.stats_fd, st))
 		return true;	/* cannot tell: no wait */
-	for (int i = 0; i < a->nr_first_pass && passed && !w->passed_at; i++) {
+	for (int i = 0; i < a->nr_pass_seq && passed && !w->passed_at; i++) {
 		uint32_t seq;
 
 		/* A target gone (no file) waits for nothing. */
-		passed = marks__scan_seq(a->cfg->k.sysfs_root, a->first_pass[i].pid, &seq) ||
-			 seq != a->first_pass[i].seq;
+		passed = marks__scan_seq(a->cfg->k.sysfs_root, a->pass_seq[i].pid, &seq) ||
+			 seq != a->pass_seq[i].seq;
 	}
-	return first_wait__due(w, st[CXLT_STAT_KEPT], passed, now);
+	return pass_wait__due(w, st[CXLT_STAT_KEPT], passed, now);
 }
 
 /* Epochs on the clock until a stop, the duration, or no target left. */
@@ -325,22 +334,24 @@ static void run(struct agent *a)
 {
 	const struct config *cfg = a->cfg;
 	double period = cfg->k.epoch_ms / 1000.0, start = now_sec(), next = start + period;
-	double end = cfg->k.duration ? start + cfg->k.duration : 0, t_epoch;
-	bool first = a->nr_first_pass > 0;
+	double end = cfg->k.duration ? start + cfg->k.duration : 0, t_epoch = 0;
 
 	service__notify("READY=1");
 	while (!stop_requested) {
 		double until = end && end < next ? end : next;
 
-		if (first) {
-			struct first_wait w = { 0 };
+		if (a->nr_pass_seq) {
+			/* No sooner than half a period after the last epoch: one pass an epoch. */
+			double soonest = t_epoch ? t_epoch + period / 2 : start;
+			struct pass_wait w = { 0 };
 
 			while (!stop_requested && !reload_requested && now_sec() < until &&
-			       !first_epoch_due(a, &w, now_sec()))
-				wait_until(a->sfd, a, fmin(now_sec() + FIRST_WAIT_LOOK_SEC, until));
-			pr_debug("hint: the first epoch %.2f s after the start: %s", now_sec() - start,
-				 now_sec() < until ? "the scanner's first pass is answered" :
-						     "a period passed first");
+			       (!epoch_due(a, &w, now_sec()) || now_sec() < soonest))
+				wait_until(a->sfd, a, fmin(now_sec() + PASS_WAIT_LOOK_SEC, until));
+			if (!t_epoch)
+				pr_debug("hint: the first epoch %.2f s after the start: %s", now_sec() - start,
+					 now_sec() < until ? "the scanner's first pass is answered" :
+							     "a period passed first");
 		} else {
 			wait_until(a->sfd, a, until);
 		}
@@ -353,14 +364,17 @@ static void run(struct agent *a)
 		if (stop_requested || (end && now_sec() >= end))
 			break;
 		t_epoch = now_sec();
+		/* The passes this epoch's drain may miss count for the next wait. */
+		if (sampler__has_source(&a->s, "hint"))
+			note_passes(a);
 		agent__epoch(a);
 		if (control__wants_metrics(&a->ctl))
 			control__publish_metrics(&a->ctl, status__metrics(&a->st));
 		/* An epoch that finishes is the sign of life (the unit's WatchdogSec). */
 		if (service__watchdog_usec())
 			service__notify("WATCHDOG=1");
-		next = first ? t_epoch + period : next + period;
-		first = false;
+		/* Following the passes, a period after this epoch: they set the phase. */
+		next = a->nr_pass_seq ? t_epoch + period : next + period;
 		if (next < now_sec())
 			next = now_sec() + period; /* an epoch overran: do not pile up */
 		if (!a->tr.nr_targets && !cfg->specs.nr_comms && !cfg->specs.nr_cgroups) {

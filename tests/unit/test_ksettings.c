@@ -247,26 +247,26 @@ static void a_roomy_start_marks_slow_pages_only_until_room_runs_short(void **sta
  */
 static void the_first_epoch_waits_for_the_pass_and_its_faults(void **state)
 {
-	struct first_wait w = { 0 };
+	struct pass_wait w = { 0 };
 
 	(void)state;
-	assert_false(first_wait__due(&w, 500, false, 10.00));	/* the first look */
+	assert_false(pass_wait__due(&w, 500, false, 10.00));	/* the first look */
 	/* First touches before the pass, then quiet: no pass, no epoch. */
-	assert_false(first_wait__due(&w, 510, false, 10.05));
-	assert_false(first_wait__due(&w, 510, false, 11.00));
+	assert_false(pass_wait__due(&w, 510, false, 10.05));
+	assert_false(pass_wait__due(&w, 510, false, 11.00));
 	/* The pass, and its faults coming in fast. */
-	assert_false(first_wait__due(&w, 1500, true, 11.05));
-	assert_false(first_wait__due(&w, 2500, true, 11.05 + FIRST_WAIT_ANSWER_SEC));
-	assert_false(first_wait__due(&w, 3500, true, 11.20 + FIRST_WAIT_ANSWER_SEC));
+	assert_false(pass_wait__due(&w, 1500, true, 11.05));
+	assert_false(pass_wait__due(&w, 2500, true, 11.05 + PASS_WAIT_ANSWER_SEC));
+	assert_false(pass_wait__due(&w, 3500, true, 11.20 + PASS_WAIT_ANSWER_SEC));
 	/* Tapering: 20 in a look against 3,020 since the start. */
-	assert_true(first_wait__due(&w, 3520, true, 11.25 + FIRST_WAIT_ANSWER_SEC));
+	assert_true(pass_wait__due(&w, 3520, true, 11.25 + PASS_WAIT_ANSWER_SEC));
 
 	/* A pass that finds nothing on the slow tier to fault on: due after the least wait. */
-	w = (struct first_wait){ 0 };
-	assert_false(first_wait__due(&w, 0, false, 0));
-	assert_false(first_wait__due(&w, 0, true, 0.05));
-	assert_false(first_wait__due(&w, 0, false, 0.05 + FIRST_WAIT_ANSWER_SEC / 2));
-	assert_true(first_wait__due(&w, 0, false, 0.05 + FIRST_WAIT_ANSWER_SEC));
+	w = (struct pass_wait){ 0 };
+	assert_false(pass_wait__due(&w, 0, false, 0));
+	assert_false(pass_wait__due(&w, 0, true, 0.05));
+	assert_false(pass_wait__due(&w, 0, false, 0.05 + PASS_WAIT_ANSWER_SEC / 2));
+	assert_true(pass_wait__due(&w, 0, false, 0.05 + PASS_WAIT_ANSWER_SEC));
 }
 
 static void meter_without_a_count_leaves_the_mode(void **state)

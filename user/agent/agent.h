@@ -26,8 +26,8 @@
 #include "topology.h"
 #include "tracker.h"
 
-/* Targets whose first scanner pass the first epoch waits for; more and it does not wait. */
-#define FIRST_PASS_MAX 64
+/* Targets whose scanner passes the epochs follow (hint source); with more, the clock. */
+#define PASS_WATCH_MAX 64
 
 struct agent {
 	struct config *cfg;
@@ -55,12 +55,12 @@ struct agent {
 	int lock_fd, sfd;	/* the machine lock, the signals; -1: not yet */
 	bool run_dir_ok;
 	char kset_state[600];
-	/* Hint source: the targets' scanner passes as the scanner started (first_epoch_due()). */
-	struct first_pass {
+	/* Hint source: the targets' scanner pass counts as the last epoch began (epoch_due()). */
+	struct pass_seq {
 		pid_t pid;
 		uint32_t seq;
-	} first_pass[FIRST_PASS_MAX];
-	int nr_first_pass;	/* 0: the first epoch comes on the clock */
+	} pass_seq[PASS_WATCH_MAX];
+	int nr_pass_seq;	/* 0: the epochs keep to the clock */
 	bool marks_failed;	/* marks__open() failed: no budget */
 };
 

@@ -213,7 +213,7 @@ int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now, bool
 	return 0;
 }
 
-bool first_wait__due(struct first_wait *w, uint64_t kept, bool passed, double now)
+bool pass_wait__due(struct pass_wait *w, uint64_t kept, bool passed, double now)
 {
 	uint64_t fresh = kept - w->kept;
 
@@ -228,7 +228,7 @@ bool first_wait__due(struct first_wait *w, uint64_t kept, bool passed, double no
 			return false;
 		w->passed_at = now;
 	}
-	return now - w->passed_at >= FIRST_WAIT_ANSWER_SEC && fresh * 32 <= kept - w->kept0;
+	return now - w->passed_at >= PASS_WAIT_ANSWER_SEC && fresh * 32 <= kept - w->kept0;
 }
 
 void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool passes_seen)

@@ -106,24 +106,24 @@ int ksettings__take(struct ksettings *k, const char *root, const char *state_pat
  */
 int ksettings__meter_start(struct ksettings *k, double cpu_pct, double now, bool fast_roomy);
 /*
- * The agent's first epoch with the hint source: due once every target's
- * scanner has made a pass since the scanner started (mm->numa_scan_seq
- * moved: `passed`) and the faults that answer the pass taper off (a look
- * brings under 1/32 of the targets' samples since the wait began; at least
- * FIRST_WAIT_ANSWER_SEC after the pass), rather than a whole period after
- * the start, which would let the scanner's next pass fault on the same hot
- * pages before any of them moved.  The caller zeroes *w, then looks every
- * FIRST_WAIT_LOOK_SEC with the targets' sample count (`kept`) until due or
- * a period is over.
+ * The agent's epochs with the hint source follow the scanner's passes: one
+ * is due once every target's scanner has made a pass since the last epoch
+ * (mm->numa_scan_seq moved: `passed`) and the faults that answer the pass
+ * taper off (a look brings under 1/32 of the targets' samples since the
+ * wait began; at least PASS_WAIT_ANSWER_SEC after the pass).  On a clock of
+ * its own an epoch could come up to a period after the pass, and the
+ * scanner's next pass would fault on the same hot pages before any of them
+ * moved.  The caller zeroes *w, then looks every PASS_WAIT_LOOK_SEC with
+ * the targets' sample count (`kept`) until due or a period is over.
  */
-#define FIRST_WAIT_LOOK_SEC 0.05
-#define FIRST_WAIT_ANSWER_SEC 0.1
-struct first_wait {
+#define PASS_WAIT_LOOK_SEC 0.05
+#define PASS_WAIT_ANSWER_SEC 0.1
+struct pass_wait {
 	bool looked;
 	double passed_at;	/* when every pass was seen; 0: not yet */
 	uint64_t kept0, kept;	/* samples as the wait began, at the last look */
 };
-bool first_wait__due(struct first_wait *w, uint64_t kept, bool passed, double now);
+bool pass_wait__due(struct pass_wait *w, uint64_t kept, bool passed, double now);
 
 /*
  * Once an epoch (number `epoch`, at time now): settles the credit and opens

@@ -102,9 +102,10 @@ static const char usage_text[] =
 "                             hint       NUMA hint faults: a page's first touch,\n"
 "                                        then its first use after each scanner pass\n"
 "                             fault      page faults: first touches only\n"
-"                             damon[:P]  DAMON regions of P pages (default 512): one\n"
-"                                        page of each checked every %d ms, the\n"
-"                                        counts handed on every %d ms\n"
+"                             damon[:M]  DAMON, the agent's own kdamond: at most M\n"
+"                                        adaptive regions (default %d), one page\n"
+"                                        of each checked every %d ms, the counts\n"
+"                                        handed on every %d ms\n"
 "      --hint-period-ms MS  the scanner's period for hint (default %u, as\n"
 "                           cxltierd's)\n"
 "      --seed N             the pmu and damon samplers' draws too (default 1)\n"
@@ -424,7 +425,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 			mover__default_opts(&mo);
 			printf(usage_text, mo.rate_mbps, mo.low_wmark_pct, mo.high_wmark_pct,
 			       mo.pingpong_epochs, mo.pingpong_epochs, PMU_CPU_SHARE_DEFAULT * 100,
-			       PMU_COST_NS_DEFAULT / 1000, DAMON_SAMPLE_US / 1000, DAMON_AGGR_US / 1000,
+			       PMU_COST_NS_DEFAULT / 1000, DAMON_MAX_REGIONS, DAMON_SAMPLE_US / 1000, DAMON_AGGR_US / 1000,
 			       o->hint_period_ms);
 			return close_output(stdout, "standard output");
 		}

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 /* The replay's parts are not in libcxlt.a: the ones the sampler needs, compiled in. */
+#include "../../user/replay/damon.c"
 #include "../../user/replay/model.c"
 #include "../../user/replay/output.c"
 #include "../../user/replay/sampler.c"
@@ -31,7 +32,7 @@ struct scene {
 	struct sampler_run s;
 };
 
-static struct scene *scene_new(void)
+static struct scene *scene_of(enum sampler_kind kind, const char *label)
 {
 	struct scene *sc = calloc(1, sizeof(*sc));
 
@@ -40,8 +41,16 @@ static struct scene *scene_new(void)
 				     .sampler_seed = 1 };
 	sc->md = (struct model){ .o = &sc->o, .res = &sc->res, .cap = { 100, 100 } };
 	assert_int_equal(tracker__init(&sc->md.tr, 0.5), 0);
-	sc->spec = (struct sampler_spec){ .kind = SAMPLER_HINT, .label = "hint" };
+	sc->spec = (struct sampler_spec){ .kind = kind };
+	snprintf(sc->spec.label, sizeof(sc->spec.label), "%s", label);
 	assert_int_equal(sampler_run__init(&sc->s, &sc->spec, &sc->md, 0, &sc->o, 4096, NULL), 0);
+	return sc;
+}
+
+static struct scene *scene_new(void)
+{
+	struct scene *sc = scene_of(SAMPLER_HINT, "hint");
+
 	assert_true(sc->md.tr.sight);
 	return sc;
 }
@@ -68,13 +77,13 @@ static struct cxlt_page *touch(struct scene *sc, uint64_t t_ns, uint64_t vpage)
 	bool created;
 
 	assert_true(ti >= 0);
-	sampler_run__clock(&sc->s, t_ns);
+	assert_int_equal(sampler_run__clock(&sc->s, t_ns), 0);
 	t = &sc->md.tr.targets[ti];
 	idx = page_table__get(&t->pt, vpage << CXLT_PAGE_SHIFT, &created);
 	assert_true(idx >= 0);
 	assert_int_equal(model_pages_grow(&sc->md, ti, t->pt.nr), 0);
 	assert_int_equal(sampler_run__access(&sc->s, &x, ti, idx, created), 0);
-	sc->md.pages[ti][idx].last_ns = t_ns;
+	sc->md.pages[ti][idx].last_ns = model_stamp(t_ns);
 	return &t->pt.pages[idx];
 }
 
@@ -87,7 +96,7 @@ static struct cxlt_page *page(struct scene *sc, uint64_t vpage)
 
 static void epoch_start(struct scene *sc)
 {
-	sampler_run__epoch(&sc->s, sc->md.tr.epoch * sc->o.epoch_ms * MS);
+	assert_int_equal(sampler_run__epoch(&sc->s, sc->md.tr.epoch * sc->o.epoch_ms * MS), 0);
 }
 
 /* The tracker's end of an epoch; the samples it held. */
@@ -167,11 +176,77 @@ static void a_migration_drops_the_scanners_mark(void **state)
 	scene_free(sc);
 }
 
+/*
+ * DAMON's regions adapt: 10 hot pages in the middle of 1,000 touched once
+ * end up in regions of their own, so their counts (an access every check,
+ * 20 an aggregation) reach them and hardly any cold page's (seeds 1 to 12:
+ * at most one).  Fixed regions of 512 pages handed the hot pages' count to
+ * 502 cold ones.
+ */
+static void damon_regions_close_in_on_a_hot_range(void **state)
+{
+	struct scene *sc = scene_of(SAMPLER_DAMON, "damon");
+	const uint64_t base = 0x1000, hot = base + 500;
+	uint32_t cold_counted = 0, nr = 0, hot_sum = 0;
+
+	(void)state;
+	for (uint64_t p = 0; p < 1000; p++)
+		touch(sc, 0, base + p);
+	for (uint64_t ms = 1; ms < 2000; ms++) {
+		if (ms == 1901)	/* the samples of the last aggregation only: the one at 1.9 s was */
+			epoch_end(sc);
+		for (uint64_t p = hot; p < hot + 10; p++)
+			touch(sc, ms * MS, p);
+	}
+	assert_int_equal(sampler_run__clock(&sc->s, 2000 * MS), 0);	/* the aggregation at 2 s */
+	/* A region at the hot range's edge may hold a cold page too: its check finds half. */
+	for (uint64_t p = hot; p < hot + 10; p++) {
+		assert_in_range(page(sc, p)->samples, 5, 20);
+		hot_sum += page(sc, p)->samples;
+	}
+	assert_in_range(hot_sum, 180, 200);
+	for (uint64_t p = 0; p < 1000; p++)
+		if ((p < 500 || p >= 510) && page(sc, base + p)->samples)
+			cold_counted++;
+	assert_in_range(cold_counted, 0, 5);
+	for (uint32_t ti = 0; ti < sc->s.dm.nr_t; ti++)
+		nr += sc->s.dm.t[ti].nr;
+	assert_in_range(nr, DAMON_MIN_REGIONS, DAMON_MAX_REGIONS);
+	scene_free(sc);
+}
+
+/* The first regions leave out the gap between two clusters of pages. */
+static void damon_regions_start_without_the_gap(void **state)
+{
+	struct scene *sc = scene_of(SAMPLER_DAMON, "damon");
+	const struct dtarget *dt;
+
+	(void)state;
+	for (uint64_t p = 0; p < 256; p++) {
+		touch(sc, 0, 0x1000 + p);
+		touch(sc, 0, 0x90000 + p);
+	}
+	touch(sc, 6 * MS, 0x1000);	/* after the first check, which made the regions */
+	assert_int_equal(sc->s.dm.nr_t, 1);
+	dt = &sc->s.dm.t[0];
+	assert_int_equal(dt->nr, DAMON_MIN_REGIONS);
+	assert_int_equal(dt->r[0].start, 0x1000);
+	assert_int_equal(dt->r[dt->nr - 1].end, 0x90100);
+	for (uint32_t i = 0; i < dt->nr; i++) {
+		assert_true(dt->r[i].start < dt->r[i].end);
+		assert_true(dt->r[i].end <= 0x1100 || dt->r[i].start >= 0x90000);
+		assert_true(dt->r[i].check >= dt->r[i].start && dt->r[i].check < dt->r[i].end);
+	}
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hint_faults_once_a_pass_and_unseen_follows_the_passes),
 		cmocka_unit_test(a_migration_drops_the_scanners_mark),
+		cmocka_unit_test(damon_regions_close_in_on_a_hot_range),
+		cmocka_unit_test(damon_regions_start_without_the_gap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -93,13 +93,18 @@ struct result {
  */
 struct model_page {
 	uint64_t accesses;	/* this epoch, every access of the stream: the score's */
-	uint64_t last_ns;	/* time of its last access */
+	uint64_t last_ns;	/* model_stamp() of its last access; 0: none yet */
 	uint32_t last_epoch;	/* epoch of the last move + 1; 0 = never */
-	uint32_t region;	/* damon: its region, an index into sampler_run.reg */
 	int8_t last_to;
 	bool marked;		/* hint: the scanner marked it and no use has faulted since */
 	uint32_t prev;		/* last epoch's accesses, saturated: the lagged oracle's */
 };
+
+/* An access at t as model_page.last_ns keeps it: never 0. */
+static inline uint64_t model_stamp(uint64_t t)
+{
+	return t < UINT64_MAX ? t + 1 : t;
+}
 
 struct model {
 	const struct model_opts *o;
@@ -159,18 +164,39 @@ enum sampler_kind { SAMPLER_NONE, SAMPLER_PMU, SAMPLER_HINT, SAMPLER_FAULT, SAMP
 
 struct sampler_spec {
 	enum sampler_kind kind;
-	uint64_t n;		/* pmu: one access in n; damon: pages a region (0: the default) */
+	uint64_t n;		/* pmu: one access in n; damon: regions at most (0: the default) */
 	char label[32];		/* as the table prints it: "pmu:1000", "hint" */
 };
 
-struct region_page {
-	uint32_t ti, idx;	/* target and record index */
+/* damon: one region of DAMON's adaptive regions, in 4 KiB pages [start, end). */
+struct dregion {
+	uint64_t start, end;
+	uint64_t check;		/* the page its next check looks at */
+	uint32_t nr_accesses, last_nr_accesses, age;
 };
 
-struct damon_region {
-	uint32_t nr_accesses;	/* checks that found an access since the last aggregation */
+/* damon: a record of the model, by address. */
+struct drec {
+	uint64_t page;		/* its first 4 KiB page */
+	uint32_t idx, len;	/* record index; pages it spans */
+};
+
+/* damon: a target's regions, in address order, and its records by address. */
+struct dtarget {
+	struct dregion *r;
 	uint32_t nr, cap;
-	struct region_page *pages;	/* the pages touched so far */
+	struct drec *recs;	/* the first `known` records, in address order; room for 2 x */
+	uint32_t known, cap_recs;
+};
+
+/* damon: the agent's own kdamond (vaddr, one context for every target), emulated. */
+struct damon_emu {
+	struct dtarget *t;
+	uint32_t nr_t;
+	uint32_t max_regions;	/* nr_regions/max; the agent sets min to DAMON_MIN_REGIONS */
+	uint32_t last_nr_regions;	/* at the last split */
+	uint32_t max_nr_accesses;	/* of any region this aggregation */
+	uint64_t next_update_ns;	/* the next ops update: regions follow the address space */
 };
 
 /* One run's emulated source. */
@@ -188,9 +214,7 @@ struct sampler_run {
 	uint64_t checks;
 	uint32_t checks_per_aggr;
 	bool pending;		/* damon: some region counted an access since the last aggregation */
-	struct page_table regions;	/* damon: (target, region number) -> index into reg */
-	struct damon_region *reg;
-	uint32_t cap_reg;
+	struct damon_emu dm;
 };
 
 struct run_in {
@@ -262,12 +286,25 @@ int sampler_run__init(struct sampler_run *s, const struct sampler_spec *spec, st
 		      uint64_t t_first, const struct model_opts *o, uint32_t page_size, FILE *csv);
 void sampler_run__free(struct sampler_run *s);
 /* The source's own clock up to t (before an access at t): passes, checks, aggregations. */
-void sampler_run__clock(struct sampler_run *s, uint64_t t);
+int sampler_run__clock(struct sampler_run *s, uint64_t t);
 /* An epoch begins at start: the clock, then what the agent learns at an epoch's start (hint). */
-void sampler_run__epoch(struct sampler_run *s, uint64_t start);
+int sampler_run__epoch(struct sampler_run *s, uint64_t start);
 /* One access of the stream to record idx of target ti (first: the page's first); 0 or -ENOMEM. */
 int sampler_run__access(struct sampler_run *s, const struct cxlt_sample *x, uint32_t ti,
 			uint32_t idx, bool first);
+
+/* damon.c: the sampler's DAMON, adaptive regions as the kernel's (sampler.c drives it) */
+#define DAMON_MIN_REGIONS 10		/* the agent's kdamond's nr_regions/min */
+#define DAMON_MAX_REGIONS 1000		/* and nr_regions/max: the emulation's default */
+#define DAMON_UPDATE_NS 1000000000ULL	/* ops update: DAMON's default update_us */
+/* One sampling interval ending at now (the last began at prev): each region's check. */
+int damon_emu__check(struct sampler_run *s, uint64_t prev, uint64_t now);
+/* The aggregation: merge, report each region's count to its pages, reset, split. */
+int damon_emu__aggregate(struct sampler_run *s, uint64_t now);
+void damon_emu__free(struct damon_emu *dm);
+/* What the source reports of record idx of target ti: n samples of kind source (0: damon). */
+void sampler_emit(struct sampler_run *s, uint32_t ti, uint32_t idx, uint64_t time_ns, uint32_t n,
+		  uint16_t source);
 
 /* synth.c */
 uint64_t splitmix64(uint64_t *x);

@@ -605,8 +605,7 @@ static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 	const struct cxlt_sample *x;
 	int err;
 
-	sampler_run__epoch(&r->smp, start);
-	if ((err = start_due(r, end)))
+	if ((err = sampler_run__epoch(&r->smp, start)) || (err = start_due(r, end)))
 		return err;
 	while ((x = trace_cursor__peek(c)) && x->time_ns < end) {
 		uint32_t w = x->weight ? x->weight : 1;
@@ -618,7 +617,8 @@ static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 
 		if (ti < 0)
 			return ti;
-		sampler_run__clock(&r->smp, x->time_ns);
+		if ((err = sampler_run__clock(&r->smp, x->time_ns)))
+			return err;
 		t = &md->tr.targets[ti];
 		sp = sc->page_of ? sc->page_of[c->next + c->pos] : UINT32_MAX;
 		if (sp != UINT32_MAX && r->rec_of[sp].ti == (uint32_t)ti && r->rec_of[sp].idx >= 0 &&
@@ -636,7 +636,7 @@ static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 			return err;
 		mp = &md->pages[ti][idx];
 		mp->accesses += w;
-		mp->last_ns = x->time_ns;
+		mp->last_ns = model_stamp(x->time_ns);
 		if (in->heat_bins) {
 			/* Rows: address order, as the heap lies.  128 bits: the span may be 2^64. */
 			uint32_t x_bin = (uint32_t)(md->e * in->heat_w / in->nr_epochs);

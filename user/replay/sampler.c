@@ -28,14 +28,16 @@
  *           budget that gates the live scanner is not modelled: every pass
  *           marks both tiers.
  *   fault   page faults: each page's first touch only.
- *   damon:R DAMON: fixed regions of R pages (default 512: 2 MiB), aligned.
- *           Every sampling interval (DAMON_SAMPLE_US, the agent's own
- *           kdamond's) one page of each region, drawn at random among those
- *           touched so far, is checked for an access since the last check;
- *           every aggregation interval (DAMON_AGGR_US) each page of the
- *           region gets the region's count of accessed checks as its
- *           samples, as damon__drain() hands them to the tracker.  Real
- *           DAMON splits and merges regions to fit the accesses; these stay.
+ *   damon:M DAMON: the agent's own vaddr kdamond, with the kernel's
+ *           adaptive regions (at most M, default DAMON_MAX_REGIONS, at
+ *           least DAMON_MIN_REGIONS): each DAMON_SAMPLE_US one page of each
+ *           region is checked for an access, each DAMON_AGGR_US every page
+ *           of a region gets the region's count as its samples, as
+ *           damon__drain() hands them to the tracker, and regions merge and
+ *           split (damon.c).  A capture puts a window's accesses at its
+ *           end, so the checks see each window once: on captures, damon
+ *           rows understate what DAMON would see of a program whose
+ *           accesses are spread over time.
  *
  * Pages the source never reports still have records, with no samples and
  * not CXLT_PAGE_SAMPLED: live, the agent's scan finds resident pages.  Time
@@ -57,8 +59,6 @@
 #include "sources.h"
 #include "util.h"
 
-#define DAMON_REGION_PAGES 512
-
 static const struct {
 	const char *name;
 	enum sampler_kind kind;
@@ -71,7 +71,7 @@ static const struct {
 	{ "damon", SAMPLER_DAMON, true },
 };
 
-#define SAMPLER_NAMES "none, pmu[:N], hint, fault, damon[:PAGES]"
+#define SAMPLER_NAMES "none, pmu[:N], hint, fault, damon[:REGIONS]"
 
 struct parse_ctx {
 	struct sampler_spec *specs;
@@ -95,6 +95,11 @@ static int parse_one(void *ctx, const char *name, const char *val)
 	}
 	if (val && !kinds[k].takes_n) {
 		snprintf(c->why, c->len, "%s takes no value (%s)", name, SAMPLER_NAMES);
+		return -EINVAL;
+	}
+	if (val && kinds[k].kind == SAMPLER_DAMON && parse_u64(val, DAMON_MIN_REGIONS, UINT32_MAX, &v)) {
+		snprintf(c->why, c->len, "'%s' of %s is not a number of regions from %d to %u", val,
+			 name, DAMON_MIN_REGIONS, UINT32_MAX);
 		return -EINVAL;
 	}
 	if (val && parse_u64(val, 1, 1ULL << 32, &v)) {
@@ -142,7 +147,7 @@ void sampler_resolve(struct sampler_spec *sp, const struct trace_scan *sc)
 		sp->n = every < 1 ? 1 : every > 4294967296.0 ? 4294967296ULL : (uint64_t)llround(every);
 	}
 	if (sp->kind == SAMPLER_DAMON && !sp->n)
-		sp->n = DAMON_REGION_PAGES;
+		sp->n = DAMON_MAX_REGIONS;
 	if (sp->n) {
 		char label[sizeof(sp->label)];
 
@@ -177,9 +182,8 @@ static uint64_t pmu_gap(struct sampler_run *s)
 	return 1 + (uint64_t)floor(log1p(-u) / log1p(-1.0 / (double)s->spec->n));
 }
 
-/* What the source reports of page idx of target ti: n samples of kind source (0: damon). */
-static void emit(struct sampler_run *s, uint32_t ti, uint32_t idx, uint64_t time_ns, uint32_t n,
-		 uint16_t source)
+void sampler_emit(struct sampler_run *s, uint32_t ti, uint32_t idx, uint64_t time_ns, uint32_t n,
+		  uint16_t source)
 {
 	struct target *t = &s->md->tr.targets[ti];
 	uint64_t addr = t->pt.pages[idx].addr;
@@ -195,62 +199,11 @@ static void emit(struct sampler_run *s, uint32_t ti, uint32_t idx, uint64_t time
 	}
 }
 
-/* damon: the new page idx of target ti joins its region. */
-static int damon_add(struct sampler_run *s, uint32_t ti, uint32_t idx, uint64_t vpage)
-{
-	/* Target in the top bits, as scan_trace counts pages: apart unless vpage is huge. */
-	uint64_t key = ((vpage / s->spec->n) ^ ((uint64_t)s->md->tr.targets[ti].pid << 40)) << 12;
-	struct damon_region *g;
-	bool created;
-	int r = page_table__get(&s->regions, key, &created);
-
-	if (r < 0)
-		return r;
-	if ((uint32_t)r >= s->cap_reg) {
-		uint32_t cap = s->cap_reg ? 2 * s->cap_reg : 64;
-		struct damon_region *reg = realloc(s->reg, cap * sizeof(*reg));
-
-		if (!reg)
-			return -ENOMEM;
-		memset(reg + s->cap_reg, 0, (cap - s->cap_reg) * sizeof(*reg));
-		s->reg = reg;
-		s->cap_reg = cap;
-	}
-	g = &s->reg[r];
-	if (g->nr == g->cap) {
-		uint32_t cap = g->cap ? 2 * g->cap : 4;
-		struct region_page *pages = realloc(g->pages, cap * sizeof(*pages));
-
-		if (!pages)
-			return -ENOMEM;
-		g->pages = pages;
-		g->cap = cap;
-	}
-	g->pages[g->nr++] = (struct region_page){ .ti = ti, .idx = idx };
-	s->md->pages[ti][idx].region = (uint32_t)r;
-	return 0;
-}
-
-/* damon: every page of a region that saw accesses gets its count; counts start again. */
-static void damon_aggregate(struct sampler_run *s, uint64_t now)
-{
-	const struct model *md = s->md;
-
-	for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++)
-		for (uint32_t i = 0; i < md->tr.targets[ti].pt.nr; i++) {
-			uint32_t acc = s->reg[md->pages[ti][i].region].nr_accesses;
-
-			if (acc)
-				emit(s, ti, i, now, acc, 0);
-		}
-	for (uint32_t r = 0; r < s->regions.nr; r++)
-		s->reg[r].nr_accesses = 0;
-	s->pending = false;
-}
-
 /* damon: the checks and aggregations due up to t. */
-static void damon_advance(struct sampler_run *s, uint64_t t)
+static int damon_advance(struct sampler_run *s, uint64_t t)
 {
+	int err;
+
 	while (s->next_ns <= t) {
 		uint64_t prev = s->next_ns - s->period_ns;
 
@@ -262,30 +215,25 @@ static void damon_advance(struct sampler_run *s, uint64_t t)
 			s->next_ns = next;
 			break;
 		}
-		for (uint32_t r = 0; r < s->regions.nr; r++) {
-			struct damon_region *g = &s->reg[r];
-			const struct region_page *pg = &g->pages[splitmix64(&s->rng) % g->nr];
-
-			if (s->md->pages[pg->ti][pg->idx].last_ns >= prev) {
-				g->nr_accesses++;
-				s->pending = true;
-			}
-		}
-		if (++s->checks % s->checks_per_aggr == 0)
-			damon_aggregate(s, s->next_ns);
+		if ((err = damon_emu__check(s, prev, s->next_ns)))
+			return err;
+		if (++s->checks % s->checks_per_aggr == 0 &&
+		    (err = damon_emu__aggregate(s, s->next_ns)))
+			return err;
 		s->next_ns = s->next_ns > UINT64_MAX - s->period_ns ? UINT64_MAX : s->next_ns + s->period_ns;
 		if (s->next_ns == UINT64_MAX)
 			break;
 	}
+	return 0;
 }
 
-void sampler_run__clock(struct sampler_run *s, uint64_t t)
+int sampler_run__clock(struct sampler_run *s, uint64_t t)
 {
 	const struct model *md = s->md;
 
-	if (s->spec->kind == SAMPLER_DAMON) {
-		damon_advance(s, t);
-	} else if (s->spec->kind == SAMPLER_HINT && s->next_ns <= t) {
+	if (s->spec->kind == SAMPLER_DAMON)
+		return damon_advance(s, t);
+	if (s->spec->kind == SAMPLER_HINT && s->next_ns <= t) {
 		/* Passes with no access between them mark what one marks. */
 		for (uint32_t ti = 0; ti < md->tr.nr_targets; ti++)
 			for (uint32_t i = 0; i < md->tr.targets[ti].pt.nr; i++)
@@ -293,6 +241,7 @@ void sampler_run__clock(struct sampler_run *s, uint64_t t)
 		s->passes++;
 		s->next_ns = tick_after(s->next_ns, t, s->period_ns);
 	}
+	return 0;
 }
 
 int sampler_run__init(struct sampler_run *s, const struct sampler_spec *spec, struct model *md,
@@ -313,6 +262,7 @@ int sampler_run__init(struct sampler_run *s, const struct sampler_spec *spec, st
 	case SAMPLER_DAMON:
 		s->period_ns = DAMON_SAMPLE_US * 1000ULL;
 		s->checks_per_aggr = DAMON_AGGR_US / DAMON_SAMPLE_US;
+		s->dm.max_regions = s->spec->n ? (uint32_t)s->spec->n : DAMON_MAX_REGIONS;
 		break;
 	default:
 		break;
@@ -324,27 +274,23 @@ int sampler_run__init(struct sampler_run *s, const struct sampler_spec *spec, st
 
 void sampler_run__free(struct sampler_run *s)
 {
-	for (uint32_t r = 0; r < s->regions.nr; r++)
-		free(s->reg[r].pages);
-	free(s->reg);
-	free(s->regions.pages);
-	free(s->regions.words);
-	free(s->regions.slots);
+	damon_emu__free(&s->dm);
 }
 
-void sampler_run__epoch(struct sampler_run *s, uint64_t start)
+int sampler_run__epoch(struct sampler_run *s, uint64_t start)
 {
 	struct tracker *tr = &s->md->tr;
+	int err = sampler_run__clock(s, start);
 
-	sampler_run__clock(s, start);
-	if (s->spec->kind != SAMPLER_HINT || s->passes == s->passes_told)
-		return;
+	if (err || s->spec->kind != SAMPLER_HINT || s->passes == s->passes_told)
+		return err;
 	/* As the agent follows the scanner (marks.c): a pass ended since the last look. */
 	for (uint32_t ti = 0; ti < tr->nr_targets; ti++) {
 		tracker__mark_pass(tr, &tr->targets[ti], true, 0);
 		tr->targets[ti].scan.pass_start = tr->epoch;
 	}
 	s->passes_told = s->passes;
+	return 0;
 }
 
 int sampler_run__access(struct sampler_run *s, const struct cxlt_sample *x, uint32_t ti,
@@ -356,15 +302,15 @@ int sampler_run__access(struct sampler_run *s, const struct cxlt_sample *x, uint
 
 	switch (s->spec->kind) {
 	case SAMPLER_NONE:
-		emit(s, ti, idx, x->time_ns, w, x->source);
+		sampler_emit(s, ti, idx, x->time_ns, w, x->source);
 		break;
 	case SAMPLER_FAULT:
 		if (first)
-			emit(s, ti, idx, x->time_ns, 1, CXLT_SRC_FAULT);
+			sampler_emit(s, ti, idx, x->time_ns, 1, CXLT_SRC_FAULT);
 		break;
 	case SAMPLER_HINT:
 		if (first || mp->marked)
-			emit(s, ti, idx, x->time_ns, 1, first ? CXLT_SRC_FAULT : CXLT_SRC_HINT);
+			sampler_emit(s, ti, idx, x->time_ns, 1, first ? CXLT_SRC_FAULT : CXLT_SRC_HINT);
 		mp->marked = false;
 		break;
 	case SAMPLER_PMU:
@@ -378,13 +324,11 @@ int sampler_run__access(struct sampler_run *s, const struct cxlt_sample *x, uint
 			s->pmu_left -= w;
 		}
 		if (k)
-			emit(s, ti, idx, x->time_ns, (uint32_t)k, CXLT_SRC_PMU);
+			sampler_emit(s, ti, idx, x->time_ns, (uint32_t)k, CXLT_SRC_PMU);
 		break;
 	case SAMPLER_DAMON:
 		if (x->time_ns > s->last_access_ns)
 			s->last_access_ns = x->time_ns;
-		if (first)
-			return damon_add(s, ti, idx, x->vpage);
 		break;
 	}
 	return 0;

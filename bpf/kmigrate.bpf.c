@@ -10,7 +10,9 @@
  * add large_folio_split before mode and reason), and a raw tracepoint
  * program may not read past the last one, so there is one program per
  * shape; userspace reads the shape from the kernel's BTF and loads the
- * matching one.
+ * matching one.  The arguments are read as plain u64s, not through
+ * struct bpf_raw_tracepoint_args, whose CO-RE access would make libbpf
+ * parse vmlinux BTF for this object.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -41,14 +43,14 @@ static __always_inline int count(__u64 succeeded, __u64 failed, __u64 reason)
 
 /* succeeded, failed, thp_succeeded, thp_failed, thp_split, mode, reason */
 SEC("raw_tp/mm_migrate_pages")
-int cxlt_kmigrate7(struct bpf_raw_tracepoint_args *ctx)
+int cxlt_kmigrate7(__u64 *ctx)
 {
-	return count(ctx->args[0], ctx->args[1], ctx->args[6]);
+	return count(ctx[0], ctx[1], ctx[6]);
 }
 
 /* succeeded, failed, thp_succeeded, thp_failed, thp_split, large_folio_split, mode, reason */
 SEC("raw_tp/mm_migrate_pages")
-int cxlt_kmigrate8(struct bpf_raw_tracepoint_args *ctx)
+int cxlt_kmigrate8(__u64 *ctx)
 {
-	return count(ctx->args[0], ctx->args[1], ctx->args[7]);
+	return count(ctx[0], ctx[1], ctx[7]);
 }

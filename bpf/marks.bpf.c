@@ -11,17 +11,26 @@
  * That matters when the agent's CPU budget holds the kernel at mode 2,
  * which marks only slow-tier pages.  A lost event would make the pass look
  * complete: userspace refuses a pass that overlapped a loss.
+ *
+ * A raw tracepoint that reads what it needs at offsets userspace took from
+ * the kernel's BTF, not tp_btf and CO-RE: those make libbpf parse vmlinux
+ * BTF again for this object, which at the agent's start (under TCG: a
+ * second or more) delays the scanner's first pass.
  */
 #include "vmlinux.h"
-#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
 #include "cxltier.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
 /* Events lost to a full ring. */
 volatile __u64 dropped = 0;
+
+/* From the kernel's BTF (marks.c): where vm_start and vm_end are; the no-skip reasons (-1: none). */
+const volatile __u32 off_vm_start = 0;
+const volatile __u32 off_vm_end = 8;
+const volatile __s32 reason_ignore_pid = -1;
+const volatile __s32 reason_seq_completed = -1;
 
 /* The sampler's target maps, shared through their pins. */
 #include "targets.bpf.h"
@@ -31,10 +40,13 @@ struct {
 	__uint(max_entries, 256 << 10);
 } cxlt_skips SEC(".maps");
 
-SEC("tp_btf/sched_skip_vma_numa")
-int BPF_PROG(cxlt_skip_vma, struct mm_struct *mm, struct vm_area_struct *vma, int reason)
+/* ctx: mm, vma, reason (enum numa_vmaskip_reason) */
+SEC("raw_tp/sched_skip_vma_numa")
+int cxlt_skip_vma(__u64 *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__s32 reason = (__s32)ctx[2];
+	__u64 vma = ctx[1], start = 0, end = 0;
 	struct cxlt_skip *k;
 
 	if (!cxlt_is_target(tgid, true))
@@ -45,10 +57,10 @@ int BPF_PROG(cxlt_skip_vma, struct mm_struct *mm, struct vm_area_struct *vma, in
 	 * already in this pass (a VMA bigger than a scan chunk is met again).
 	 * Taken as skips, they left every page of a big VMA unseen for good.
 	 */
-	if ((bpf_core_enum_value_exists(enum numa_vmaskip_reason, NUMAB_SKIP_IGNORE_PID) &&
-	     reason == bpf_core_enum_value(enum numa_vmaskip_reason, NUMAB_SKIP_IGNORE_PID)) ||
-	    (bpf_core_enum_value_exists(enum numa_vmaskip_reason, NUMAB_SKIP_SEQ_COMPLETED) &&
-	     reason == bpf_core_enum_value(enum numa_vmaskip_reason, NUMAB_SKIP_SEQ_COMPLETED)))
+	if (reason == reason_ignore_pid || reason == reason_seq_completed)
+		return 0;
+	if (bpf_probe_read_kernel(&start, sizeof(start), (void *)(vma + off_vm_start)) ||
+	    bpf_probe_read_kernel(&end, sizeof(end), (void *)(vma + off_vm_end)))
 		return 0;
 	k = bpf_ringbuf_reserve(&cxlt_skips, sizeof(*k), 0);
 	if (!k) {
@@ -57,8 +69,8 @@ int BPF_PROG(cxlt_skip_vma, struct mm_struct *mm, struct vm_area_struct *vma, in
 	}
 	k->tgid = tgid;
 	k->reason = reason;
-	k->start = vma->vm_start;
-	k->end = vma->vm_end;
+	k->start = start;
+	k->end = end;
 	bpf_ringbuf_submit(k, 0);
 	return 0;
 }

@@ -26,10 +26,68 @@ static bool btf_has(const char *name, int kind, bool dflt)
 	return btf ? btf__find_by_name_kind(btf, name, kind) > 0 : dflt;
 }
 
+/*
+ * The byte offset of member `name` in the struct or union of BTF type id,
+ * looking into anonymous members (vm_start sits in an anonymous struct in
+ * a union in 6.x); -1 if it has none.
+ */
+static long member_offset(const struct btf *btf, int id, const char *name)
+{
+	const struct btf_type *t = btf__type_by_id(btf, btf__resolve_type(btf, id));
+	const struct btf_member *mb;
+
+	if (!t || !(btf_is_struct(t) || btf_is_union(t)))
+		return -1;
+	mb = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, mb++) {
+		const char *n = btf__name_by_offset(btf, mb->name_off);
+		long off = (long)(btf_member_bit_offset(t, i) / 8), in;
+
+		if (n && !strcmp(n, name))
+			return off;
+		if ((!n || !*n) && (in = member_offset(btf, (int)mb->type, name)) >= 0)
+			return off + in;
+	}
+	return -1;
+}
+
+/* The value of enumerator `name` of enum `type`; -1 if the kernel has none. */
+static int enum_value(const struct btf *btf, const char *type, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
+	const struct btf_type *t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	const struct btf_enum *e = t ? btf_enum(t) : NULL;
+
+	for (int i = 0; e && i < btf_vlen(t); i++, e++)
+		if (!strcmp(btf__name_by_offset(btf, e->name_off), name))
+			return e->val;
+	return -1;
+}
+
 /* Whether this kernel's scanner skips VMAs by recent use (6.4 and later). */
 static bool skips_by_activity(void)
 {
 	return btf_has("vma_numab_state", BTF_KIND_STRUCT, true);
+}
+
+/* What the program reads where: from the kernel's BTF, as CO-RE would have. */
+static int set_layout(struct marks_bpf *skel)
+{
+	const struct btf *btf = sampler__kernel_btf();
+	int id = btf ? btf__find_by_name_kind(btf, "vm_area_struct", BTF_KIND_STRUCT) : -1;
+	long start = id > 0 ? member_offset(btf, id, "vm_start") : -1;
+	long end = id > 0 ? member_offset(btf, id, "vm_end") : -1;
+
+	if (start < 0 || end < 0) {
+		pr_info("marks: no vm_area_struct.vm_start/vm_end in the kernel's BTF");
+		return -EOPNOTSUPP;
+	}
+	skel->rodata->off_vm_start = (uint32_t)start;
+	skel->rodata->off_vm_end = (uint32_t)end;
+	skel->rodata->reason_ignore_pid = enum_value(btf, "numa_vmaskip_reason", "NUMAB_SKIP_IGNORE_PID");
+	skel->rodata->reason_seq_completed =
+		enum_value(btf, "numa_vmaskip_reason", "NUMAB_SKIP_SEQ_COMPLETED");
+	return 0;
 }
 
 int marks__open(struct marks *m, const char *pin_dir, const char *root)
@@ -48,7 +106,7 @@ int marks__open(struct marks *m, const char *pin_dir, const char *root)
 	m->skel = marks_bpf__open_opts(&oo);
 	if (!m->skel)
 		return -errno;
-	if ((err = marks_bpf__load(m->skel)))
+	if ((err = set_layout(m->skel)) || (err = marks_bpf__load(m->skel)))
 		goto fail;
 	m->link = bpf_program__attach(m->skel->progs.cxlt_skip_vma);
 	if (!m->link) {
@@ -163,8 +221,12 @@ bool marks__follow(struct marks *m, struct tracker *tr, bool gate_was_open, uint
 		if (!m->rb)
 			m->rb = ring_buffer__new(bpf_map__fd(m->skel->maps.cxlt_skips), on_skip, m, NULL);
 		m->tr = tr;
-		if (m->rb)
-			ring_buffer__consume(m->rb);
+		if (m->rb) {
+			int n = ring_buffer__consume(m->rb);
+
+			if (n > 0)
+				pr_debug("marks: %d VMAs the scanner skipped since the last look", n);
+		}
 		/* A lost skip would make a pass look whole: no pass under way counts. */
 		if (!m->rb || dropped != m->dropped)
 			for (uint32_t i = 0; i < tr->nr_targets; i++)

@@ -40,8 +40,8 @@ echo "heat map: $entries entries of pid $bench, $others of other processes"
 [ "$others" -eq 0 ] || fail "heat map holds $others entries of other processes"
 dump=$(bpftool map dump pinned "$pin/cxlt_heat")
 grep -q '"vpage"' <<< "$dump" || fail "map dump shows no typed keys"
-prog=$(bpftool prog show pinned "$pin/cxlt_fault_btf")
-grep -q 'name cxlt_fault_btf' <<< "$prog" || fail "no pinned cxlt_fault_btf program: $prog"
+prog=$(bpftool prog show pinned "$pin/cxlt_fault")
+grep -q 'name cxlt_fault' <<< "$prog" || fail "no pinned cxlt_fault program: $prog"
 
 # After an epoch, the status names the target and its pages.
 wait_for 30 "the first epoch in the status" status_has "$run" '.agent.epoch >= 1'

@@ -109,20 +109,16 @@ int sampler__attach_perf(struct sampler *s, struct perf_event_attr *attr,
 
 int sampler__attach_fault_tp(struct sampler *s, const struct source_def *d)
 {
-	struct bpf_link *link;
-	bool btf = bpf_program__autoload(s->skel->progs.cxlt_fault_btf);
+	struct bpf_link *link = bpf_program__attach(s->skel->progs.cxlt_fault);
 	int err;
 
-	link = bpf_program__attach(btf ? s->skel->progs.cxlt_fault_btf :
-					 s->skel->progs.cxlt_fault_raw);
 	if (!link) {
 		err = -errno;
 		sampler__why_not(s, "cannot attach %s's page-fault tracepoint: %s", d->name,
 				 strerror(-err));
 		return err;
 	}
-	sampler__note(s, "tracepoint exceptions:page_fault_user (%s): first touch and NUMA hint faults",
-		      btf ? "tp_btf" : "raw_tp");
+	sampler__note(s, "tracepoint exceptions:page_fault_user (raw_tp): first touch and NUMA hint faults");
 	return add_link(s, link);
 }
 
@@ -214,7 +210,7 @@ bool sampler__has_source(const struct sampler *s, const char *name)
 	return false;
 }
 
-static int open_and_load(struct sampler *s, const struct sampler_opts *o, bool use_btf,
+static int open_and_load(struct sampler *s, const struct sampler_opts *o,
 			 const unsigned weight[CXLT_NR_SOURCES])
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo, .pin_root_path = s->pin_dir);
@@ -230,8 +226,6 @@ static int open_and_load(struct sampler *s, const struct sampler_opts *o, bool u
 		bpf_map__set_max_entries(s->skel->maps.cxlt_samples, o->ring_bytes);
 	bpf_map__set_max_entries(s->skel->maps.cxlt_heat,
 				 o->heat_entries ? o->heat_entries : CXLT_HEAT_ENTRIES);
-	bpf_program__set_autoload(s->skel->progs.cxlt_fault_btf, use_btf);
-	bpf_program__set_autoload(s->skel->progs.cxlt_fault_raw, !use_btf);
 	err = sampler_bpf__load(s->skel);
 	if (err) {
 		sampler_bpf__destroy(s->skel);
@@ -415,11 +409,7 @@ static int load(struct sampler *s, const struct sampler_opts *o,
 		pr_err("cannot create pin directory %s: %s", s->pin_dir, strerror(errno));
 		return err;
 	}
-	err = open_and_load(s, o, true, weight);
-	if (err && err != -ENOMEM) {
-		pr_info("tp_btf programs do not load here (%s): using raw_tp", strerror(-err));
-		err = open_and_load(s, o, false, weight);
-	}
+	err = open_and_load(s, o, weight);
 	if (err == -ENOMEM) {
 		pr_err("cannot create the BPF maps: out of memory (the heat map has %u entries; try a smaller --heat-entries)",
 		       o->heat_entries ? o->heat_entries : CXLT_HEAT_ENTRIES);

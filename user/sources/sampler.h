@@ -126,7 +126,7 @@ struct bpf_object;
 bool sampler__obj_pins(struct bpf_object *obj, const char *name, bool programs);
 
 /* For the sources' own files (*_source.c): the hooks they attach through. */
-/* The page-fault tracepoint (tp_btf or raw_tp, whichever loaded); says why not for source d. */
+/* The page-fault tracepoint (raw_tp); says why not for source d. */
 int sampler__attach_fault_tp(struct sampler *s, const struct source_def *d);
 /*
  * A perf event per online CPU (per CPU of its PMU for a PMU event) with the

@@ -307,6 +307,24 @@ static void wmarks_from_fast_capacity(void **state)
 	teardown(NULL);
 }
 
+/* The watermarks sit on top of the kernel's reserve (its zones' high watermarks). */
+static void wmarks_sit_on_the_kernels_reserve(void **state)
+{
+	struct wmarks w;
+
+	(void)state;
+	setup_default(1024);	/* low 2 %, high 5 % */
+	machine(100000, 9000);
+	topo.nodes[0].kernel_high_pages = 8000;
+	topo.nodes[1].kernel_high_pages = 3000;	/* a slow node's: not the fast tier's */
+	mover__wmarks(&mv, &topo, &w);
+	assert_int_equal(w.low, 8000 + 2000);
+	assert_int_equal(w.high, 8000 + 5000);
+	/* 9,000 free is over 5 % of the node but under the kernel's reserve + 2 %: demote. */
+	assert_int_equal(w.demote_goal, 13000 - 9000);
+	teardown(NULL);
+}
+
 static void under_low_wmark_demotions_first_promotions_held(void **state)
 {
 	(void)state;
@@ -1182,6 +1200,7 @@ int main(void)
 		cmocka_unit_test(budget_is_a_token_bucket_of_one_second),
 		cmocka_unit_test(budget_over_plan_rejects_the_rest),
 		cmocka_unit_test(wmarks_from_fast_capacity),
+		cmocka_unit_test(wmarks_sit_on_the_kernels_reserve),
 		cmocka_unit_test(under_low_wmark_demotions_first_promotions_held),
 		cmocka_unit_test(promotions_may_only_use_room_over_high_wmark),
 		cmocka_unit_test(invalid_plan_entries_are_rejected),

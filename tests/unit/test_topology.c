@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -195,6 +196,16 @@ static void no_tiers_cpus_decide_and_tiers_are_unknown(void **state)
 	assert_true(topology__has_slow(t));
 }
 
+/* A writable copy of a fixture tree in dir (a mkdtemp template). */
+static void copy_fixture(char *dir, const char *name)
+{
+	char cmd[512];
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(cmd, sizeof(cmd), "cp -r " FIX "%s/sys %s/", name, dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 static void refresh_picks_up_changed_free_memory(void **state)
 {
 	char dir[] = "/tmp/cxlt-topo-XXXXXX", cmd[512], path[512];
@@ -202,9 +213,7 @@ static void refresh_picks_up_changed_free_memory(void **state)
 	FILE *f;
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "cp -r " FIX "dram_cxl/sys %s/", dir);
-	assert_int_equal(system(cmd), 0);
+	copy_fixture(dir, "dram_cxl");
 	assert_int_equal(topology__load(t, dir, NULL, NULL), 0);
 	assert_int_equal(topology__node(t, 1)->free_pages, kb_pages(8000000));
 
@@ -232,16 +241,28 @@ static void refresh_picks_up_changed_free_memory(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-static void put(const char *dir, const char *file, const char *text)
+/* Writes REL (a path under the tree DIR), its directory made if need be. */
+static void write_under(const char *dir, const char *rel, const char *text)
 {
 	char path[512];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/sys/devices/%s", dir, file);
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	*strrchr(path, '/') = '\0';
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
+}
+
+static void put(const char *dir, const char *file, const char *text)
+{
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "sys/devices/%s", file);
+	write_under(dir, rel, text);
 }
 
 #define TIERS "virtual/memory_tiering/memory_tier"
@@ -259,9 +280,7 @@ static void reload_reads_tiers_only_when_a_node_gains_memory(void **state)
 	char dir[] = "/tmp/cxlt-topo-XXXXXX", cmd[512];
 
 	(void)state;
-	assert_non_null(mkdtemp(dir));
-	snprintf(cmd, sizeof(cmd), "cp -r " FIX "dram_cxl/sys %s/", dir);
-	assert_int_equal(system(cmd), 0);
+	copy_fixture(dir, "dram_cxl");
 	assert_int_equal(topology__load(&t0, dir, NULL, NULL), 0);
 	put(dir, TIERS "4/nodelist", "garbage\n");
 	put(dir, TIERS "22/nodelist", "garbage\n");
@@ -290,6 +309,49 @@ static void reload_reads_tiers_only_when_a_node_gains_memory(void **state)
 	assert_true(t3.tiers_known);
 	assert_int_equal(topology__node(&t3, 1)->tier, 4);
 	assert_int_equal(topology__node(&t3, 1)->role, ROLE_SLOW);	/* no CPUs */
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* A node's zones as /proc/zoneinfo shows them, pagesets' "high:" included. */
+#define ZONE(node, name, high) \
+	"Node " #node ", zone " name "\n  pages free     1000\n        boost    0\n" \
+	"        min      10\n        low      20\n        high     " #high "\n" \
+	"  pagesets\n    cpu: 0\n              count: 5\n              high:  378\n"
+
+/*
+ * The kernel's reserve on each node is its zones' high watermarks; a
+ * re-read keeps it while no node changed size, and reads it again when
+ * one did.  Without zoneinfo there is none.
+ */
+static void reserve_is_the_zones_high_watermarks(void **state)
+{
+	static struct topology t0, t1, t2;
+	char dir[] = "/tmp/cxlt-topo-XXXXXX", cmd[512];
+
+	(void)state;
+	copy_fixture(dir, "dram_cxl");
+	assert_int_equal(topology__load(&t0, dir, NULL, NULL), 0);
+	assert_int_equal(topology__fast_reserve(&t0), 0);
+
+	write_under(dir, "proc/zoneinfo", ZONE(0, "DMA", 7) ZONE(0, "DMA32", 8000) ZONE(0, "Normal", 1000)
+				  ZONE(1, "Movable", 500));
+	assert_int_equal(topology__load(&t0, dir, NULL, NULL), 0);
+	assert_int_equal(topology__node(&t0, 0)->kernel_high_pages, 9007);
+	assert_int_equal(topology__node(&t0, 1)->kernel_high_pages, 500);
+	assert_int_equal(topology__fast_reserve(&t0), 9007);
+
+	/* No node changed size: kept, not read (the file now says otherwise). */
+	write_under(dir, "proc/zoneinfo", ZONE(0, "DMA32", 1));
+	assert_int_equal(topology__reload(&t1, &t0, NULL, NULL), 0);
+	assert_int_equal(topology__fast_reserve(&t1), 9007);
+
+	/* Node 1 shrinks: read again. */
+	put(dir, NODE1, "Node 1 MemTotal: 4194304 kB\nNode 1 MemFree: 4000000 kB\n");
+	assert_int_equal(topology__reload(&t2, &t1, NULL, NULL), 0);
+	assert_int_equal(topology__fast_reserve(&t2), 1);
+	assert_int_equal(topology__node(&t2, 1)->kernel_high_pages, 0);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	assert_int_equal(system(cmd), 0);
@@ -472,6 +534,7 @@ int main(void)
 		cmocka_unit_test(no_tiers_cpus_decide_and_tiers_are_unknown),
 		cmocka_unit_test(refresh_picks_up_changed_free_memory),
 		cmocka_unit_test(reload_reads_tiers_only_when_a_node_gains_memory),
+		cmocka_unit_test(reserve_is_the_zones_high_watermarks),
 		cmocka_unit_test(missing_root_is_an_error),
 		cmocka_unit_test(parse_nodelist_ranges_and_lists),
 		cmocka_unit_test(parse_nodelist_rejects_bad_lists),

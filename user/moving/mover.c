@@ -78,14 +78,15 @@ uint64_t mover__budget(struct mover *m, double now)
 void mover__wmarks(struct mover *m, const struct topology *topo,
 		   struct wmarks *w)
 {
-	uint64_t cap = topology__fast_pages(topo);
+	uint64_t cap = topology__fast_pages(topo), reserve = topology__fast_reserve(topo);
 
 	memset(w, 0, sizeof(*w));
 	for (int i = 0; i < topo->nr_nodes; i++)
 		if (topo->nodes[i].role == ROLE_FAST)
 			w->fast_free += topo->nodes[i].free_pages;
-	w->low = (uint64_t)(cap * m->opts.low_wmark_pct / 100);
-	w->high = (uint64_t)(cap * m->opts.high_wmark_pct / 100);
+	/* On top of the kernel's reserve: the agent never fills what the kernel keeps free. */
+	w->low = reserve + (uint64_t)(cap * m->opts.low_wmark_pct / 100);
+	w->high = reserve + (uint64_t)(cap * m->opts.high_wmark_pct / 100);
 	/* Hysteresis: once under low, demote until over high, not just over low. */
 	if (w->fast_free < w->low)
 		m->fast_short = true;

@@ -36,6 +36,16 @@ uint64_t topology__fast_pages(const struct topology *t)
 	return n;
 }
 
+uint64_t topology__fast_reserve(const struct topology *t)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < t->nr_nodes; i++)
+		if (t->nodes[i].role == ROLE_FAST)
+			n += t->nodes[i].kernel_high_pages;
+	return n;
+}
+
 const char *topology__role_name(enum node_role role)
 {
 	return role == ROLE_FAST ? "fast" : role == ROLE_SLOW ? "slow" : "none";
@@ -67,6 +77,43 @@ static int read_node_memory(struct topology *t, struct topo_node *n)
 	n->total_pages = meminfo_kb(text, "MemTotal") * 1024 / t->page_size;
 	n->free_pages = meminfo_kb(text, "MemFree") * 1024 / t->page_size;
 	return 0;
+}
+
+/*
+ * Each node's zones' high watermarks, from /proc/zoneinfo (pages).  Free
+ * memory under them wakes kswapd, and under min the kernel's own
+ * allocations fail: with no swap, the OOM killer comes.  Watermarks change
+ * with memory (hotplug) or min_free_kbytes: re-read when a node's size
+ * changed, else kept from prev.  A tree without zoneinfo (a test fixture)
+ * has no reserve.
+ */
+static void read_reserves(struct topology *t, const struct topology *prev)
+{
+	char path[PATH_MAX], line[256];
+	struct topo_node *n = NULL;
+	bool same = prev && prev->nr_nodes == t->nr_nodes;
+	FILE *f;
+
+	for (int i = 0; same && i < t->nr_nodes; i++)
+		same = t->nodes[i].id == prev->nodes[i].id &&
+		       t->nodes[i].total_pages == prev->nodes[i].total_pages;
+	for (int i = 0; i < t->nr_nodes; i++)
+		t->nodes[i].kernel_high_pages = same ? prev->nodes[i].kernel_high_pages : 0;
+	if (same)
+		return;
+	snprintf(path, sizeof(path), "%s/proc/zoneinfo", t->root);
+	if (!(f = fopen(path, "re")))
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+		int id;
+
+		if (sscanf(line, "Node %d, zone", &id) == 1)
+			n = topology__node(t, id);
+		else if (n && sscanf(line, " high %llu", &v) == 1)	/* not the pagesets' "high:" */
+			n->kernel_high_pages += v;
+	}
+	fclose(f);
 }
 
 static int read_node(struct topology *t, struct topo_node *n)
@@ -248,6 +295,7 @@ static int load(struct topology *t, const char *root, const char *fast,
 		if (err)
 			return err;
 	}
+	read_reserves(t, prev);
 	if (!prev || !keep_tiers(t, prev))
 		read_tiers(t);
 
@@ -303,11 +351,12 @@ void topology__log(const struct topology *t)
 	for (int i = 0; i < t->nr_nodes; i++) {
 		const struct topo_node *n = &t->nodes[i];
 
-		pr_info("node %d: %s, %s, tier %d, %llu MiB total, %llu MiB free",
+		pr_info("node %d: %s, %s, tier %d, %llu MiB total, %llu MiB free, %llu MiB the kernel keeps free (zone high watermarks)",
 			n->id, topology__role_name(n->role),
 			n->has_cpus ? "CPUs" : "no CPUs", n->tier,
 			(unsigned long long)(n->total_pages * t->page_size >> 20),
-			(unsigned long long)(n->free_pages * t->page_size >> 20));
+			(unsigned long long)(n->free_pages * t->page_size >> 20),
+			(unsigned long long)(n->kernel_high_pages * t->page_size >> 20));
 	}
 	pr_info("fast nodes %s, slow nodes %s (%s)",
 		format_nodelist(t->fast_mask, fast, sizeof(fast)),

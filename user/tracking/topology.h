@@ -21,6 +21,7 @@ struct topo_node {
 	enum node_role role;	/* ROLE_NONE: no memory, not managed */
 	uint64_t total_pages;
 	uint64_t free_pages;
+	uint64_t kernel_high_pages;	/* its zones' high watermarks (/proc/zoneinfo): the kernel's reserve */
 	uint8_t distance[TOPO_MAX_NODES];
 };
 
@@ -52,6 +53,8 @@ struct topo_node *topology__node(const struct topology *t, int id);
 bool topology__has_slow(const struct topology *t);
 /* The fast nodes' memory, in pages. */
 uint64_t topology__fast_pages(const struct topology *t);
+/* The fast nodes' zones' high watermarks, in pages: what the kernel keeps free for itself. */
+uint64_t topology__fast_reserve(const struct topology *t);
 const char *topology__role_name(enum node_role role);
 void topology__log(const struct topology *t);
 

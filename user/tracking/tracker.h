@@ -47,8 +47,11 @@
 /* struct region.flags */
 #define REGION_MIXED 0x1	/* its sampled chunks differ: sampled pages get detail */
 #define REGION_SWEPT 0x2	/* resident and on_node come from a sweep */
-#define REGION_SPLIT 0x4	/* the mover split its huge page (collapsed again on a fast node) */
+#define REGION_SPLIT 0x4	/* the mover split its huge page, or placed pages khugepaged took in one */
 #define REGION_SPLIT_SEEN 0x8	/* and a sweep found it split since */
+/* The mover's, within one plan: asked whether it is huge again; and it is, still. */
+#define REGION_ASKED 0x10
+#define REGION_STILL_HUGE 0x20
 
 struct region {
 	uint64_t base;		/* 2 MiB aligned */

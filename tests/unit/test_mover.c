@@ -807,6 +807,39 @@ static void a_page_of_a_split_region_huge_again_is_split_first(void **state)
 }
 
 /*
+ * A page sampled in a huge page no sweep has reached (its region known
+ * only from samples, its record not a huge one): the kernel is asked, and
+ * the huge page split before the page moves alone.
+ */
+static void a_page_sampled_before_the_sweep_in_a_huge_page_is_split_first(void **state)
+{
+	struct target *t;
+	struct region *r;
+	uint32_t small, huge;
+	bool created;
+	int idx;
+
+	(void)state;
+	t = setup_thp(&thp_platform, &small, &huge);
+	r = tracker__region(t, BASE + REGION_SIZE);
+	r->flags &= (uint8_t)~REGION_SWEPT;
+	t->pt.pages[huge].flags &= ~PAGE_HUGE;
+	idx = page_table__get(&t->pt, BASE + REGION_SIZE + 40 * PG, &created);
+	assert_true(idx >= 0);
+	t->pt.pages[idx].node = 1;
+	r->detail++;
+	cxlt_plan_add(&plan, 0, (uint32_t)idx, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
+	assert_int_equal(thp.split_calls, 1);
+	assert_int_equal(mv.epoch.split, 1);
+	assert_int_equal(mv.epoch.promoted, 1);
+	assert_int_equal(fake.where[REGION_PAGES + 40], 0);
+	assert_int_equal(fake.where[REGION_PAGES + 41], 1);
+	assert_true(r->flags & REGION_SPLIT);
+	teardown(NULL);
+}
+
+/*
  * A region of 4 KiB pages never split, whose page 3 the mover placed on
  * the fast node, made a huge page on the slow node by khugepaged: the
  * record stays, and the region counts as split (so the mover splits it
@@ -1349,6 +1382,7 @@ int main(void)
 		cmocka_unit_test(a_huge_page_is_split_before_it_is_promoted),
 		cmocka_unit_test(a_page_of_a_split_region_huge_again_is_split_first),
 		cmocka_unit_test(khugepaged_over_placed_pages_keeps_their_records),
+		cmocka_unit_test(a_page_sampled_before_the_sweep_in_a_huge_page_is_split_first),
 		cmocka_unit_test(a_huge_page_over_the_budget_or_the_watermark_waits),
 		cmocka_unit_test(a_region_retries_only_its_mapped_pages),
 		cmocka_unit_test(a_region_in_place_but_unmapped_pages_takes_the_node),

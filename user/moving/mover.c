@@ -535,10 +535,12 @@ static bool split_first(struct mover *m, struct target *t, struct cxlt_page *p)
  * without records of their own), on its way to fast memory: khugepaged may
  * have collapsed the region again since (on the slow node, where most of its
  * pages are), and the sweep that would see it may be epochs away; moving the
- * page now would move the whole huge page, cold pages and all.  So the
- * kernel is asked, once a plan a region, and a huge page found is split
- * again before its pages move.  Returns whether the page must wait: the
- * split did not take.
+ * page now would move the whole huge page, cold pages and all.  The same
+ * for a page sampled in a region no sweep has reached yet (a start on a
+ * kernel without PAGEMAP_SCAN, where the first sweep of a large target
+ * takes epochs).  So the kernel is asked, once a plan a region, and a huge
+ * page found is split before its pages move.  Returns whether the page must
+ * wait: the split did not take.
  */
 static bool huge_again(struct mover *m, struct tracker *tr, uint32_t ti, const struct cxlt_page *p)
 {
@@ -546,7 +548,7 @@ static bool huge_again(struct mover *m, struct tracker *tr, uint32_t ti, const s
 	struct region *r;
 
 	if (m->opts.keep_huge || !m->pf->split_huge || !m->pf->huge_at || (p->flags & PAGE_HUGE) ||
-	    !(r = tracker__region(t, p->addr)) || !(r->flags & REGION_SPLIT))
+	    !(r = tracker__region(t, p->addr)) || (r->flags & (REGION_SPLIT | REGION_SWEPT)) == REGION_SWEPT)
 		return false;
 	if (r->flags & REGION_ASKED)
 		return r->flags & REGION_STILL_HUGE;
@@ -561,8 +563,10 @@ static bool huge_again(struct mover *m, struct tracker *tr, uint32_t ti, const s
 		r->flags |= REGION_STILL_HUGE;
 		return true;
 	}
-	pr_debug("pid %d: %#" PRIx64 " was a huge page again (khugepaged): split before its pages move",
-		 t->pid, r->base);
+	pr_debug("pid %d: %#" PRIx64 " was a huge page %s: split before its pages move", t->pid, r->base,
+		 r->flags & REGION_SPLIT ? "again (khugepaged)" : "no sweep had seen");
+	if (!(r->flags & REGION_SPLIT))
+		tracker__huge_split(t, r);
 	m->epoch.split++;
 	return false;
 }

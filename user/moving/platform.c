@@ -42,20 +42,35 @@ static void kernel_touch_pages(void *ctx, int pid, void **addrs, uint32_t n)
 	}
 }
 
-static int kernel_pages_present(void *ctx, int pid, void **pages, uint32_t count, bool *present)
+/* The owner's pagemap, open; -errno. */
+static int open_pagemap(int pid)
 {
 	char path[64];
 	int fd;
 
-	(void)ctx;
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
+	return (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ? -errno : fd;
+}
+
+/* The pagemap entry of the page at addr; 0 or -errno. */
+static int pagemap_entry(int fd, uint64_t addr, uint64_t *ent)
+{
+	ssize_t got = pread(fd, ent, sizeof(*ent), (off_t)(addr / 4096 * sizeof(*ent)));
+
+	return got == sizeof(*ent) ? 0 : got < 0 ? -errno : -EIO;
+}
+
+static int kernel_pages_present(void *ctx, int pid, void **pages, uint32_t count, bool *present)
+{
+	int fd = open_pagemap(pid);
+
+	(void)ctx;
+	if (fd < 0)
+		return fd;
 	for (uint32_t i = 0; i < count; i++) {
 		uint64_t ent = 0;
 
-		present[i] = pread(fd, &ent, sizeof(ent), (uintptr_t)pages[i] / 4096 * sizeof(ent)) ==
-			     sizeof(ent) && (ent >> 63 & 1);
+		present[i] = !pagemap_entry(fd, (uintptr_t)pages[i], &ent) && (ent & PM_PRESENT);
 	}
 	close(fd);
 	return 0;
@@ -81,17 +96,14 @@ static bool kernel_pfn_thp(void *ctx, uint64_t pfn)
 static int kernel_huge_at(void *ctx, int pid, uint64_t addr)
 {
 	uint64_t ent = 0, pfn;
-	char path[64];
-	ssize_t got;
-	int fd;
+	int fd = open_pagemap(pid), err;
 
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -errno;
-	got = pread(fd, &ent, sizeof(ent), (off_t)(addr / 4096 * sizeof(ent)));
+	if (fd < 0)
+		return fd;
+	err = pagemap_entry(fd, addr, &ent);
 	close(fd);
-	if (got != sizeof(ent))
-		return got < 0 ? -errno : -EIO;
+	if (err)
+		return err;
 	if (!(ent & PM_PRESENT))
 		return 0;
 	if (!(pfn = ent & PM_PFN_MASK))

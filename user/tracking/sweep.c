@@ -417,8 +417,8 @@ static int sweep_chunk_regions(struct tracker *tr, struct target *t, struct swee
 				t->pt.pages[idx].flags |= PAGE_GONE;
 			else if (c->node[i] >= 0)
 				t->pt.pages[idx].node = c->node[i];
-			else if (f.huge)	/* all of it on one node */
-				t->pt.pages[idx].node = r->on_node[0] ? r->node_id[0] : CXLT_NODE_UNKNOWN;
+			else if (f.huge)	/* all of it on one node: the region record's */
+				t->pt.pages[idx].node = t->pt.pages[r->rec].node;
 		}
 	}
 	return 0;

@@ -504,6 +504,18 @@ static void batches_never_mix_targets(void **state)
  * resident, page 3 of them with a record of its own; and a huge page at
  * BASE + 2 MiB.  All on the slow node.  Returns the records' indexes.
  */
+/* A page record of its own at addr, on the slow node, inside its region; its index. */
+static uint32_t add_page_record(struct target *t, uint64_t addr)
+{
+	bool created;
+	int idx = page_table__get(&t->pt, addr, &created);
+
+	assert_true(idx >= 0 && created);
+	t->pt.pages[idx].node = 1;
+	tracker__region(t, addr)->detail++;
+	return (uint32_t)idx;
+}
+
 static void add_regions(uint32_t *small, uint32_t *huge)
 {
 	const struct region_found a = { .base = BASE, .resident = 16, .resident_bits = 0x3,
@@ -513,14 +525,10 @@ static void add_regions(uint32_t *small, uint32_t *huge)
 					.node_id = { 1, -1 }, .on_node = { REGION_PAGES, 0 } };
 	int ti = tracker__add_target(&tr, 100, 1, "t", ORIGIN_PID);
 	struct target *t = &tr.targets[ti];
-	bool created;
-	int idx;
 
 	*small = tracker__region_found(&tr, t, &a)->rec;
 	*huge = tracker__region_found(&tr, t, &b)->rec;
-	idx = page_table__get(&t->pt, BASE + 3 * PG, &created);
-	t->pt.pages[idx].node = 1;
-	tracker__region(t, BASE)->detail++;
+	add_page_record(t, BASE + 3 * PG);
 	for (uint32_t i = 0; i < 2 * REGION_PAGES; i++)
 		fake.where[i] = 1;
 }
@@ -757,15 +765,8 @@ static void a_page_of_a_split_region_huge_again_is_split_first(void **state)
 		assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
 		assert_int_equal(thp.split_calls, 1);
 		assert_int_equal(thp.huge_at_calls, 2);	/* huge before, not after */
-		for (int k = 0; k < 2; k++) {
-			bool created;
-			int idx = page_table__get(&t->pt, BASE + REGION_SIZE + (uint64_t)(40 + k) * PG, &created);
-
-			assert_true(idx >= 0);
-			t->pt.pages[idx].node = 1;
-			tracker__region(t, BASE + REGION_SIZE)->detail++;
-			hot[k] = (uint32_t)idx;
-		}
+		for (int k = 0; k < 2; k++)
+			hot[k] = add_page_record(t, BASE + REGION_SIZE + (uint64_t)(40 + k) * PG);
 		thp.huge = true;			/* khugepaged, on the slow node */
 		thp.split_fails = fails;
 		thp.huge_at_calls = 0;
@@ -816,19 +817,13 @@ static void a_page_sampled_before_the_sweep_in_a_huge_page_is_split_first(void *
 	struct target *t;
 	struct region *r;
 	uint32_t small, huge;
-	bool created;
-	int idx;
 
 	(void)state;
 	t = setup_thp(&thp_platform, &small, &huge);
 	r = tracker__region(t, BASE + REGION_SIZE);
 	r->flags &= (uint8_t)~REGION_SWEPT;
 	t->pt.pages[huge].flags &= ~PAGE_HUGE;
-	idx = page_table__get(&t->pt, BASE + REGION_SIZE + 40 * PG, &created);
-	assert_true(idx >= 0);
-	t->pt.pages[idx].node = 1;
-	r->detail++;
-	cxlt_plan_add(&plan, 0, (uint32_t)idx, 0);
+	cxlt_plan_add(&plan, 0, add_page_record(t, BASE + REGION_SIZE + 40 * PG), 0);
 	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 1000), 0);
 	assert_int_equal(thp.split_calls, 1);
 	assert_int_equal(mv.epoch.split, 1);

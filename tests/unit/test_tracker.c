@@ -574,6 +574,84 @@ static void sweep_huge_only_where_the_page_flags_say_so(void **state)
 	munmap(mem, 2 * REGION_SIZE);
 }
 
+/* A page record at addr, placed on node by the mover (its region's detail). */
+static void placed_record(struct target *t, uint64_t addr, int node)
+{
+	bool created;
+	int idx = page_table__get(&t->pt, addr, &created);
+
+	assert_true(idx >= 0 && created);
+	t->pt.pages[idx].node = (int8_t)node;
+	tracker__region(t, addr)->detail++;
+}
+
+static int record_node(const struct target *t, uint64_t addr)
+{
+	int64_t idx = page_table__find(&t->pt, addr);
+
+	assert_true(idx >= 0);
+	assert_false(t->pt.pages[idx].flags & PAGE_GONE);
+	return t->pt.pages[idx].node;
+}
+
+/*
+ * khugepaged collapsing a split region again over pages the mover placed
+ * elsewhere is seen in the next epoch's sweep time, though the target's
+ * next sweep is far off: the placed pages' records take the huge page's
+ * node, so that a plan brings them back.  A split region of base pages is
+ * looked at and left as it is.  The "elsewhere" is node 1, which this
+ * machine lacks; the huge page is real, on both sweep paths.
+ */
+static void a_split_region_huge_again_is_seen_the_next_epoch(void **state)
+{
+	char *mem, *huge, *base;
+
+	(void)state;
+	mem = mmap(NULL, 3 * REGION_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(mem != MAP_FAILED);
+	huge = (char *)(((uintptr_t)mem + REGION_SIZE - 1) & ~(REGION_SIZE - 1));
+	base = huge + REGION_SIZE;
+	assert_int_equal(madvise(huge, REGION_SIZE, MADV_HUGEPAGE), 0);
+	assert_int_equal(madvise(base, REGION_SIZE, MADV_NOHUGEPAGE), 0);
+	memset(huge, 1, 2 * REGION_SIZE);
+	for (int run = 0; run < 2; run++) {
+		uint64_t h = (uint64_t)(uintptr_t)huge, b = (uint64_t)(uintptr_t)base;
+		struct tracker tr;
+		struct target *t;
+		struct region *r;
+		int status = -1;
+		void *pg = huge;
+
+		tracker__init(&tr, 0.5);
+		tr.no_pagemap_scan = run > 0;
+		tracker__add_target(&tr, getpid(), 1, "self", ORIGIN_PID);
+		t = &tr.targets[0];
+		assert_int_equal(tracker__scan(&tr, t), 0);
+		r = tracker__region(t, h);
+		if (!r || !(t->pt.pages[r->rec].flags & PAGE_HUGE))
+			fail_msg("no huge page at %p (sweep %d): THP enabled=never or memory too fragmented?",
+				 (void *)huge, run);
+		/* The mover split both and placed a page of each on node 1. */
+		tracker__huge_split(t, r);
+		tracker__huge_split(t, tracker__region(t, b));
+		placed_record(t, h + 3 * PG, 1);
+		placed_record(t, b + 3 * PG, 1);
+
+		/* An epoch whose sweep turn is far off. */
+		tr.epoch = t->last_scan_epoch;
+		tracker__sweep_all(&tr, 1000);
+		assert_int_equal(t->last_scan_epoch, tr.epoch);
+		assert_int_equal(platform_kernel.move_pages(NULL, 0, 1, &pg, NULL, &status, 0), 0);
+		assert_true(status >= 0);
+		assert_int_equal(record_node(t, h + 3 * PG), status);
+		assert_true(r->flags & REGION_SPLIT);
+		assert_false(t->pt.pages[r->rec].flags & PAGE_HUGE);
+		assert_int_equal(record_node(t, b + 3 * PG), 1);
+		tracker__free(&tr);
+	}
+	munmap(mem, 3 * REGION_SIZE);
+}
+
 /*
  * A sparse mapping (an AddressSanitizer shadow spans 16 TiB) is crossed in a
  * few steps, not one per chunk: each call with its deadline already past
@@ -907,6 +985,7 @@ int main(void)
 		cmocka_unit_test(sweep_self_finds_every_touched_region_on_node0),
 		cmocka_unit_test(sweep_never_counts_the_zero_page),
 		cmocka_unit_test(sweep_huge_only_where_the_page_flags_say_so),
+		cmocka_unit_test(a_split_region_huge_again_is_seen_the_next_epoch),
 		cmocka_unit_test(sweep_crosses_sparse_memory_quickly),
 		cmocka_unit_test(a_region_sampled_all_over_stays_one_record),
 		cmocka_unit_test(a_mixed_region_gets_detail_for_its_hot_pages),

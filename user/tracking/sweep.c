@@ -346,82 +346,116 @@ struct region *tracker__region_found(struct tracker *tr, struct target *t,
 }
 
 /*
- * The regions of one chunk: counts, nodes (from page frames, else from up to
- * NODE_PROBES pages asked), and the page records of pages no longer there.
+ * Region ri of a chunk as the sweep read it: counts, nodes (from page
+ * frames, else from up to NODE_PROBES pages asked), and the page records of
+ * pages no longer there.  0 or -errno.
  */
-static int sweep_chunk_regions(struct tracker *tr, struct target *t, struct sweep_chunk *c)
+static int sweep_region(struct tracker *tr, struct target *t, const struct sweep_chunk *c, uint32_t ri)
 {
-	for (uint32_t ri = 0; ri < SWEEP_CHUNK / REGION_SIZE; ri++) {
-		struct region_found f = { .base = c->start + ri * REGION_SIZE,
-					  .node_id = { CXLT_NODE_UNKNOWN, CXLT_NODE_UNKNOWN } };
-		void *addrs[NODE_PROBES];
-		int status[NODE_PROBES];
-		uint32_t nprobe = 0, first = ri * REGION_PAGES;
-		bool need_query = false;
-		struct region *r;
+	struct region_found f = { .base = c->start + ri * REGION_SIZE,
+				  .node_id = { CXLT_NODE_UNKNOWN, CXLT_NODE_UNKNOWN } };
+	void *addrs[NODE_PROBES];
+	int status[NODE_PROBES];
+	uint32_t nprobe = 0, first = ri * REGION_PAGES;
+	bool need_query = false;
+	struct region *r;
 
-		for (uint32_t k = 0; k < REGION_PAGES; k++) {
-			uint32_t i = first + k;
+	for (uint32_t k = 0; k < REGION_PAGES; k++) {
+		uint32_t i = first + k;
 
-			if (!(c->present[i / 64] >> (i % 64) & 1))
-				continue;
-			if (!f.resident)
-				f.probe = (uint16_t)k;
-			f.resident++;
-			f.resident_bits |= 1ULL << (k / CHUNK_PAGES);
-			if (c->node[i] >= 0)
-				found_node(&f, c->node[i], 1);
-			else
-				need_query = true;
-		}
-		if (!f.resident) {
-			/* Nothing resident: a region known there is gone, its detail with it. */
-			if ((r = region_table__find(&t->rt, f.base)))
-				r->sweep = t->sweep_gen - 1;
+		if (!(c->present[i / 64] >> (i % 64) & 1))
 			continue;
-		}
-		f.huge = c->huge >> ri & 1;
-		if (need_query) {
-			/* Evenly spaced resident pages; one for a huge page. */
-			uint32_t want = f.huge ? 1 : f.resident < NODE_PROBES ? f.resident : NODE_PROBES;
-			uint32_t step = f.resident / want, seen = 0;
+		if (!f.resident)
+			f.probe = (uint16_t)k;
+		f.resident++;
+		f.resident_bits |= 1ULL << (k / CHUNK_PAGES);
+		if (c->node[i] >= 0)
+			found_node(&f, c->node[i], 1);
+		else
+			need_query = true;
+	}
+	if (!f.resident) {
+		/* Nothing resident: a region known there is gone, its detail with it. */
+		if ((r = region_table__find(&t->rt, f.base)))
+			r->sweep = t->sweep_gen - 1;
+		return 0;
+	}
+	f.huge = c->huge >> ri & 1;
+	if (need_query) {
+		/* Evenly spaced resident pages; one for a huge page. */
+		uint32_t want = f.huge ? 1 : f.resident < NODE_PROBES ? f.resident : NODE_PROBES;
+		uint32_t step = f.resident / want, seen = 0;
 
-			for (uint32_t k = 0; k < REGION_PAGES && nprobe < want; k++) {
-				uint32_t i = first + k;
-
-				if (!(c->present[i / 64] >> (i % 64) & 1))
-					continue;
-				if (seen++ % step == 0)
-					addrs[nprobe++] = (void *)(uintptr_t)(f.base + ((uint64_t)k << CXLT_PAGE_SHIFT));
-			}
-			if (tr->pf->move_pages(tr->pf->ctx, t->pid, nprobe, addrs, NULL, status, 0) < 0)
-				return errno == ESRCH || (errno == EINVAL && proc_vanished(t->pid)) ?
-				       -ESRCH : -errno;
-			for (uint32_t k = 0; k < nprobe; k++)
-				if (status[k] >= 0)
-					found_node(&f, status[k], 1);
-			/* Scaled from the pages asked to all. */
-			for (int k = 0; k < 2; k++)
-				f.on_node[k] = (uint16_t)((uint32_t)f.on_node[k] * f.resident / nprobe);
-		}
-		if (!(r = tracker__region_found(tr, t, &f)))
-			return -ENOMEM;
-		/* Page records: gone where nothing is resident now, nodes from page frames. */
-		for (uint32_t k = 0; r->detail && k < REGION_PAGES; k++) {
+		for (uint32_t k = 0; k < REGION_PAGES && nprobe < want; k++) {
 			uint32_t i = first + k;
-			int64_t idx = page_table__find(&t->pt, f.base + ((uint64_t)k << CXLT_PAGE_SHIFT));
 
-			if (idx < 0)
-				continue;
 			if (!(c->present[i / 64] >> (i % 64) & 1))
-				t->pt.pages[idx].flags |= PAGE_GONE;
-			else if (c->node[i] >= 0)
-				t->pt.pages[idx].node = c->node[i];
-			else if (f.huge)	/* all of it on one node: the region record's */
-				t->pt.pages[idx].node = t->pt.pages[r->rec].node;
+				continue;
+			if (seen++ % step == 0)
+				addrs[nprobe++] = (void *)(uintptr_t)(f.base + ((uint64_t)k << CXLT_PAGE_SHIFT));
 		}
+		if (tr->pf->move_pages(tr->pf->ctx, t->pid, nprobe, addrs, NULL, status, 0) < 0)
+			return errno == ESRCH || (errno == EINVAL && proc_vanished(t->pid)) ?
+			       -ESRCH : -errno;
+		for (uint32_t k = 0; k < nprobe; k++)
+			if (status[k] >= 0)
+				found_node(&f, status[k], 1);
+		/* Scaled from the pages asked to all. */
+		for (int k = 0; k < 2; k++)
+			f.on_node[k] = (uint16_t)((uint32_t)f.on_node[k] * f.resident / nprobe);
+	}
+	if (!(r = tracker__region_found(tr, t, &f)))
+		return -ENOMEM;
+	/* Page records: gone where nothing is resident now, nodes from page frames. */
+	for (uint32_t k = 0; r->detail && k < REGION_PAGES; k++) {
+		uint32_t i = first + k;
+		int64_t idx = page_table__find(&t->pt, f.base + ((uint64_t)k << CXLT_PAGE_SHIFT));
+
+		if (idx < 0)
+			continue;
+		if (!(c->present[i / 64] >> (i % 64) & 1))
+			t->pt.pages[idx].flags |= PAGE_GONE;
+		else if (c->node[i] >= 0)
+			t->pt.pages[idx].node = c->node[i];
+		else if (f.huge)	/* all of it on one node: the region record's */
+			t->pt.pages[idx].node = t->pt.pages[r->rec].node;
 	}
 	return 0;
+}
+
+/* The regions of one chunk. */
+static int sweep_chunk_regions(struct tracker *tr, struct target *t, struct sweep_chunk *c)
+{
+	int err = 0;
+
+	for (uint32_t ri = 0; !err && ri < SWEEP_CHUNK / REGION_SIZE; ri++)
+		err = sweep_region(tr, t, c, ri);
+	return err;
+}
+
+/*
+ * Reads [a, b) of one chunk into c: PAGEMAP_SCAN where the kernel has it
+ * (probed on first use), pagemap else.  The present runs found, 1 where
+ * pagemap cannot say there were none, or -errno.
+ */
+static int read_range(struct tracker *tr, int fd, struct sweep_chunk *c, uint64_t a, uint64_t b)
+{
+	static int have_pagemap_scan = -1;
+	int found;
+
+	if (have_pagemap_scan != 0 && !tr->no_pagemap_scan) {
+		found = read_pagemap_scan(fd, c, a, b);
+		if (have_pagemap_scan < 0 && (found == -ENOTTY || found == -EINVAL)) {
+			pr_info("this kernel has no PAGEMAP_SCAN: reading pagemap instead (slower; page frames give the nodes)");
+			have_pagemap_scan = 0;
+		} else {
+			if (have_pagemap_scan < 0 && found >= 0)
+				have_pagemap_scan = 1;
+			return found;
+		}
+	}
+	found = read_pagemap(fd, tr, c, a, b);
+	return found < 0 ? found : 1;
 }
 
 /* The sweep is over: regions it did not find are gone, with their page records. */
@@ -459,7 +493,6 @@ static int sweep_end(struct tracker *tr, struct target *t)
 
 int tracker__sweep(struct tracker *tr, struct target *t, double deadline)
 {
-	static int have_pagemap_scan = -1;	/* probed on first use */
 	struct sweep_chunk *c = NULL;
 	char path[64], line[512];
 	bool ended = true;
@@ -493,6 +526,7 @@ int tracker__sweep(struct tracker *tr, struct target *t, double deadline)
 		if (start < t->sweep_cursor)
 			start = t->sweep_cursor;
 		for (uint64_t a = start; !err && a < end;) {
+			int found;
 			uint64_t cstart = a & ~(SWEEP_CHUNK - 1), b = cstart + SWEEP_CHUNK;
 
 			if (b > end)
@@ -513,27 +547,16 @@ int tracker__sweep(struct tracker *tr, struct target *t, double deadline)
 				memset(c->node, CXLT_NODE_UNKNOWN, sizeof(c->node));
 				c->start = cstart;
 			}
-			if (have_pagemap_scan != 0 && !tr->no_pagemap_scan) {
-				int found = read_pagemap_scan(fd, c, a, b);
+			found = read_range(tr, fd, c, a, b);
+			err = found < 0 ? found : 0;
+			/* Nothing here: on to the chunk of the next present page. */
+			if (!found && b < end) {
+				uint64_t nx = end;
 
-				err = found < 0 ? found : 0;
-				if (have_pagemap_scan < 0 && (err == -ENOTTY || err == -EINVAL)) {
-					pr_info("this kernel has no PAGEMAP_SCAN: reading pagemap instead (slower; page frames give the nodes)");
-					have_pagemap_scan = 0;
-				} else if (have_pagemap_scan < 0 && !err) {
-					have_pagemap_scan = 1;
-				}
-				/* Nothing here: on to the chunk of the next present page. */
-				if (!found && b < end) {
-					uint64_t nx = end;
-
-					if (!(err = next_present(fd, b, end, &nx)) &&
-					    (nx & ~(SWEEP_CHUNK - 1)) > b)
-						b = nx >= end ? end : nx & ~(SWEEP_CHUNK - 1);
-				}
+				if (!(err = next_present(fd, b, end, &nx)) &&
+				    (nx & ~(SWEEP_CHUNK - 1)) > b)
+					b = nx >= end ? end : nx & ~(SWEEP_CHUNK - 1);
 			}
-			if (have_pagemap_scan == 0 || tr->no_pagemap_scan)
-				err = read_pagemap(fd, tr, c, a, b);
 			a = b;
 		}
 		if (!ended)
@@ -564,11 +587,70 @@ int tracker__scan(struct tracker *tr, struct target *t)
 	return tracker__query_nodes(tr, t, t->nodes_known);
 }
 
+/*
+ * khugepaged collapses a split range again once a page of it is young, into
+ * a huge page on the node most of its pages are on: the slow one, taking the
+ * hot pages the mover placed back with it.  Their records still say fast, so
+ * no plan would bring them back before the target's next sweep (every
+ * scan_epochs, longer while a sweep is under way: a tierbench-thp run in
+ * make compare left half its hot set on CXL for 11 s).  So each epoch the
+ * split regions with page records are looked at again, from where the last
+ * look stopped until the deadline; one found huge is swept at once, and its
+ * records take the huge page's node (tracker__region_found).
+ */
+static int recheck_split(struct tracker *tr, struct target *t, struct sweep_chunk *c, double deadline)
+{
+	char path[64];
+	uint32_t n = t->rt.nr, start = t->recheck_next < n ? t->recheck_next : 0, k;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	for (k = 0; !err && k < n && now_sec() < deadline; k++) {
+		struct region *r = &t->rt.rg[(start + k) % n];
+		uint32_t ri, first;
+
+		if (!(r->flags & REGION_SPLIT) || !r->detail)
+			continue;
+		c->start = r->base & ~(SWEEP_CHUNK - 1);
+		ri = (uint32_t)((r->base - c->start) >> REGION_SHIFT);
+		first = ri * REGION_PAGES;
+		c->huge = 0;
+		memset(&c->present[first / 64], 0, REGION_PAGES / 8);
+		memset(&c->node[first], CXLT_NODE_UNKNOWN, REGION_PAGES);
+		err = read_range(tr, fd, c, r->base, r->base + REGION_SIZE);
+		if (err >= 0)
+			err = c->huge >> ri & 1 ? sweep_region(tr, t, c, ri) : 0;
+	}
+	t->recheck_next = (start + k) % (n ? n : 1);
+	close(fd);
+	return err == -ENOENT ? -ESRCH : err;
+}
+
 void tracker__sweep_all(struct tracker *tr, uint32_t min_epochs)
 {
-	double deadline = now_sec() + tr->sweep_ms / 1000;
+	double now = now_sec(), deadline = now + tr->sweep_ms / 1000;
 	uint32_t n = tr->nr_targets;
+	struct sweep_chunk *c = NULL;
 	int err;
+
+	/* Half the sweep's time at most for the split regions. */
+	for (uint32_t i = 0; i < n; i++) {
+		struct target *t = &tr->targets[i];
+
+		if (t->gone || !t->split_regions || tr->detail_all)
+			continue;
+		if (!c && !(c = malloc(sizeof(*c))))
+			break;
+		err = recheck_split(tr, t, c, now + tr->sweep_ms / 2000);
+		if (err == -ESRCH)
+			t->gone = true;
+		else if (err < 0)
+			pr_warn("pid %d: looking at its split huge pages failed: %s", t->pid, strerror(-err));
+	}
+	free(c);
 
 	for (uint32_t i = 0; i < n && tr->first_sweep_whole; i++) {
 		struct target *t = &tr->targets[i];

@@ -121,6 +121,7 @@ struct target {
 	bool gone;
 	uint32_t scanned_new;	/* regions that the last sweep found new */
 	uint32_t split_regions;	/* REGION_SPLIT ones, at least: 0 spares the mover its walk */
+	uint32_t recheck_next;	/* the split region whose look goes first next epoch (sweep.c) */
 	uint32_t nodes_known;	/* records [0, nodes_known) have had their node queried */
 	uint64_t last_scan_epoch;	/* the last completed sweep; 0: none yet */
 	uint64_t sweep_cursor;	/* where the sweep under way goes on; 0: a new sweep */

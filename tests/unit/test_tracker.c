@@ -582,23 +582,25 @@ static void placed_record(struct target *t, uint64_t addr, int node)
 
 	assert_true(idx >= 0 && created);
 	t->pt.pages[idx].node = (int8_t)node;
+	t->pt.pages[idx].since_move = 0;
 	tracker__region(t, addr)->detail++;
 }
 
-static int record_node(const struct target *t, uint64_t addr)
+static const struct cxlt_page *record_at(const struct target *t, uint64_t addr)
 {
 	int64_t idx = page_table__find(&t->pt, addr);
 
 	assert_true(idx >= 0);
 	assert_false(t->pt.pages[idx].flags & PAGE_GONE);
-	return t->pt.pages[idx].node;
+	return &t->pt.pages[idx];
 }
 
 /*
  * khugepaged collapsing a split region again over pages the mover placed
  * elsewhere is seen in the next epoch's sweep time, though the target's
  * next sweep is far off: the placed pages' records take the huge page's
- * node, so that a plan brings them back.  A split region of base pages is
+ * node and count as never moved by the agent (no settle window holds them
+ * back), so that a plan brings them back.  A split region of base pages is
  * looked at and left as it is.  The "elsewhere" is node 1, which this
  * machine lacks; the huge page is real, on both sweep paths.
  */
@@ -643,10 +645,13 @@ static void a_split_region_huge_again_is_seen_the_next_epoch(void **state)
 		assert_int_equal(t->last_scan_epoch, tr.epoch);
 		assert_int_equal(platform_kernel.move_pages(NULL, 0, 1, &pg, NULL, &status, 0), 0);
 		assert_true(status >= 0);
-		assert_int_equal(record_node(t, h + 3 * PG), status);
+		assert_int_equal(record_at(t, h + 3 * PG)->node, status);
+		/* Moved by the kernel, not the agent: no settle window holds it back. */
+		assert_int_equal(record_at(t, h + 3 * PG)->since_move, CXLT_NEVER_MOVED);
 		assert_true(r->flags & REGION_SPLIT);
 		assert_false(t->pt.pages[r->rec].flags & PAGE_HUGE);
-		assert_int_equal(record_node(t, b + 3 * PG), 1);
+		assert_int_equal(record_at(t, b + 3 * PG)->node, 1);
+		assert_int_equal(record_at(t, b + 3 * PG)->since_move, 0);
 		tracker__free(&tr);
 	}
 	munmap(mem, 3 * REGION_SIZE);

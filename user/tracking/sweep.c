@@ -410,15 +410,29 @@ static int sweep_region(struct tracker *tr, struct target *t, const struct sweep
 	for (uint32_t k = 0; r->detail && k < REGION_PAGES; k++) {
 		uint32_t i = first + k;
 		int64_t idx = page_table__find(&t->pt, f.base + ((uint64_t)k << CXLT_PAGE_SHIFT));
+		struct cxlt_page *p;
+		int node;
 
 		if (idx < 0)
 			continue;
-		if (!(c->present[i / 64] >> (i % 64) & 1))
-			t->pt.pages[idx].flags |= PAGE_GONE;
-		else if (c->node[i] >= 0)
-			t->pt.pages[idx].node = c->node[i];
-		else if (f.huge)	/* all of it on one node: the region record's */
-			t->pt.pages[idx].node = t->pt.pages[r->rec].node;
+		p = &t->pt.pages[idx];
+		if (!(c->present[i / 64] >> (i % 64) & 1)) {
+			p->flags |= PAGE_GONE;
+			continue;
+		}
+		/* A huge page is all on one node: the region record's. */
+		node = c->node[i] >= 0 ? c->node[i] : f.huge ? t->pt.pages[r->rec].node : CXLT_NODE_UNKNOWN;
+		if (node < 0)
+			continue;
+		/*
+		 * The kernel moved it (khugepaged, reclaim): the agent's last
+		 * move is undone, and bringing it back is no ping-pong of the
+		 * agent's (tierbench-thp waited out a 10-epoch settle window
+		 * for hot pages khugepaged had taken back to CXL).
+		 */
+		if (p->node >= 0 && p->node != node)
+			p->since_move = CXLT_NEVER_MOVED;
+		p->node = (int8_t)node;
 	}
 	return 0;
 }

@@ -622,12 +622,14 @@ static int recheck_split(struct tracker *tr, struct target *t, struct sweep_chun
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? -ESRCH : -errno;
-	for (k = 0; !err && k < n && now_sec() < deadline; k++) {
+	for (k = 0; !err && k < n; k++) {
 		struct region *r = &t->rt.rg[(start + k) % n];
 		uint32_t ri, first;
 
 		if (!(r->flags & REGION_SPLIT) || !r->detail)
 			continue;
+		if (now_sec() >= deadline)
+			break;
 		c->start = r->base & ~(SWEEP_CHUNK - 1);
 		ri = (uint32_t)((r->base - c->start) >> REGION_SHIFT);
 		first = ri * REGION_PAGES;

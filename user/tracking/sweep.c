@@ -285,13 +285,11 @@ static void found_node(struct region_found *f, int node, uint16_t n)
 static bool records_elsewhere(const struct target *t, const struct region *r)
 {
 	int node = t->pt.pages[r->rec].node;
+	int64_t idx;
 
-	for (uint32_t k = 0; node >= 0 && k < REGION_PAGES; k++) {
-		int64_t idx = page_table__find(&t->pt, r->base + ((uint64_t)k << CXLT_PAGE_SHIFT));
-
-		if (idx >= 0 && t->pt.pages[idx].node >= 0 && t->pt.pages[idx].node != node)
+	for (uint32_t k = 0; node >= 0 && (idx = region_record(t, r, &k)) >= 0; k++)
+		if (t->pt.pages[idx].node >= 0 && t->pt.pages[idx].node != node)
 			return true;
-	}
 	return false;
 }
 
@@ -359,6 +357,7 @@ static int sweep_region(struct tracker *tr, struct target *t, const struct sweep
 	uint32_t nprobe = 0, first = ri * REGION_PAGES;
 	bool need_query = false;
 	struct region *r;
+	int64_t idx;
 
 	for (uint32_t k = 0; k < REGION_PAGES; k++) {
 		uint32_t i = first + k;
@@ -407,15 +406,11 @@ static int sweep_region(struct tracker *tr, struct target *t, const struct sweep
 	if (!(r = tracker__region_found(tr, t, &f)))
 		return -ENOMEM;
 	/* Page records: gone where nothing is resident now, nodes from page frames. */
-	for (uint32_t k = 0; r->detail && k < REGION_PAGES; k++) {
+	for (uint32_t k = 0; (idx = region_record(t, r, &k)) >= 0; k++) {
 		uint32_t i = first + k;
-		int64_t idx = page_table__find(&t->pt, f.base + ((uint64_t)k << CXLT_PAGE_SHIFT));
-		struct cxlt_page *p;
+		struct cxlt_page *p = &t->pt.pages[idx];
 		int node;
 
-		if (idx < 0)
-			continue;
-		p = &t->pt.pages[idx];
 		if (!(c->present[i / 64] >> (i % 64) & 1)) {
 			p->flags |= PAGE_GONE;
 			continue;
@@ -476,6 +471,7 @@ static int read_range(struct tracker *tr, int fd, struct sweep_chunk *c, uint64_
 static int sweep_end(struct tracker *tr, struct target *t)
 {
 	bool gone = false;
+	int64_t idx;
 
 	for (uint32_t i = 0; i < t->rt.nr; i++) {
 		struct region *r = &t->rt.rg[i];
@@ -484,12 +480,8 @@ static int sweep_end(struct tracker *tr, struct target *t)
 			continue;
 		gone = true;
 		t->pt.pages[r->rec].flags |= PAGE_GONE;
-		for (uint32_t k = 0; r->detail && k < REGION_PAGES; k++) {
-			int64_t idx = page_table__find(&t->pt, r->base + ((uint64_t)k << CXLT_PAGE_SHIFT));
-
-			if (idx >= 0)
-				t->pt.pages[idx].flags |= PAGE_GONE;
-		}
+		for (uint32_t k = 0; (idx = region_record(t, r, &k)) >= 0; k++)
+			t->pt.pages[idx].flags |= PAGE_GONE;
 	}
 	for (uint32_t i = 0; i < t->pt.nr && !gone; i++)
 		gone = t->pt.pages[i].flags & PAGE_GONE;

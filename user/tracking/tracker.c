@@ -788,12 +788,11 @@ static void fold_page(struct tracker *tr, struct target *t, uint32_t i)
 /* Folds every page record of region r. */
 void fold_region(struct tracker *tr, struct target *t, struct region *r)
 {
-	for (uint32_t k = 0; k < REGION_PAGES && r->detail; k++) {
-		int64_t i = page_table__find(&t->pt, r->base + ((uint64_t)k << CXLT_PAGE_SHIFT));
+	int64_t i;
 
-		if (i >= 0 && !(t->pt.pages[i].flags & PAGE_GONE))
+	for (uint32_t k = 0; (i = region_record(t, r, &k)) >= 0; k++)
+		if (!(t->pt.pages[i].flags & PAGE_GONE))
 			fold_page(tr, t, (uint32_t)i);
-	}
 }
 
 /* A page record's coldness bucket: 0 never sampled or long idle, up to 63 hottest. */

@@ -23,4 +23,19 @@ uint64_t tracker__bytes_used(const struct tracker *tr);
 /* Folds every page record of region r into r's record. */
 void fold_region(struct tracker *tr, struct target *t, struct region *r);
 
+/*
+ * The next page record inside r from its page *k on (*k moved to it), or -1:
+ *	for (uint32_t k = 0; (i = region_record(t, r, &k)) >= 0; k++)
+ */
+static inline int64_t region_record(const struct target *t, const struct region *r, uint32_t *k)
+{
+	for (; r->detail && *k < REGION_PAGES; (*k)++) {
+		int64_t i = page_table__find(&t->pt, r->base + ((uint64_t)*k << CXLT_PAGE_SHIFT));
+
+		if (i >= 0)
+			return i;
+	}
+	return -1;
+}
+
 #endif

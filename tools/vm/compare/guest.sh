@@ -1,9 +1,12 @@
 # The guest side of `make compare` (tools/vm/compare/compare): one workload
 # (workloads/NAME.sh) under each tiering system in turn, each from the same
 # fresh start.  Writes to /result, per system:
-#   series WORKLOAD SYSTEM SECONDS HOT_ON_DRAM COLD_ON_DRAM HINT_FAULTS   (once a second;
-#          the hint faults since the run's start)
+#   series WORKLOAD SYSTEM SECONDS HOT_ON_DRAM COLD_ON_DRAM HINT_FAULTS PINGPONG
+#          (once a second; hint faults and ping-pong since the run's start)
 #   result WORKLOAD SYSTEM key=value...
+# A workload's wl_setup lists the pages it follows in /tmp/pages ("h ADDR" or
+# "c ADDR", pageset's format) and its wl_place prints "HOT_ON_0 COLD_ON_0
+# PINGPONG" (marked_place does, from that list).
 # Usage: sh guest.sh WORKLOAD SECONDS SYSTEM...
 . /tests/lib.sh
 wl=$1 secs=$2
@@ -20,9 +23,13 @@ tb_start() {
 	WL_PID=$(tb_pid /tmp/wl.out)
 	HOT=$(sed -n 's/.*hot_pages=\([0-9]*\).*/\1/p' /tmp/wl.out)
 	COLD=$(( $(sed -n 's/.*pages=\([0-9]*\) hot_start.*/\1/p' /tmp/wl.out) - HOT ))
+	# Every page of its buffer, for the ping-pong count (hot or cold: tierbench says).
+	pageset range $(sed -n 's/^tierbench: pid=.* buf=\(0x[0-9a-f]*\) .* pages=\([0-9]*\) .*/\1 \2/p' /tmp/wl.out) > /tmp/pages
 }
-# "HOT_ON_0 COLD_ON_0" from tierbench's last placement line
-tb_place() { echo "$(placement_of /tmp/wl.out hot 0) $(placement_of /tmp/wl.out cold 0)"; }
+# "HOT_ON_0 COLD_ON_0 PINGPONG": tierbench's last placement line, and pageset's count
+tb_place() {
+	echo "$(placement_of /tmp/wl.out hot 0) $(placement_of /tmp/wl.out cold 0) $(pages_where | sed 's/.*pingpong=//')"
+}
 tb_finish() {
 	local rc=0
 	kill -INT "$WL_PID"
@@ -37,6 +44,10 @@ tb_finish() {
 		echo "FAIL:exit_$rc:$(tail -1 /tmp/wl.out | tr ' ' _)"
 	fi
 }
+# Where the pages of /tmp/pages are, with the ping-pong seen since the run began.
+pages_where() { pageset where "$WL_PID" /tmp/pages /tmp/pingpong.state; }
+# "HOT_ON_0 COLD_ON_0 PINGPONG" of the pages of /tmp/pages, as they are marked
+marked_place() { pages_where | sed 's/hot0=\([0-9]*\).*cold0=\([0-9]*\).*pingpong=\([0-9]*\).*/\1 \2 \3/'; }
 . "/compare/workloads/$wl.sh"
 D=/sys/kernel/mm/damon/admin/kdamonds
 nb_rl0=$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)
@@ -162,7 +173,10 @@ damos_stop
 for sys in $systems; do
 	echo "== $wl under $sys"
 	wl_setup
+	[ -s /tmp/pages ] || fail "$wl: wl_setup listed no pages in /tmp/pages"
+	rm -f /tmp/pingpong.state	# the last run's; its first look sets the nodes
 	set -- $(wl_place)
+	[ $# = 3 ] || fail "$wl: wl_place printed '$*', not HOT_ON_0 COLD_ON_0 PINGPONG"
 	hot0_start=$1 cold0_start=$2
 	mig0=$(vmstat pgmigrate_success) hint0=$(vmstat numa_hint_faults) k0=$(ticks) kd0=$(kdamond_ticks)
 	t0=$(now)
@@ -173,12 +187,12 @@ for sys in $systems; do
 		sleep 1
 		t=$(elapsed "$t0")
 		set -- $(wl_place)
-		echo "series $wl $sys $t $1 $2 $(( $(vmstat numa_hint_faults) - hint0 ))" >> /result
+		echo "series $wl $sys $t $1 $2 $(( $(vmstat numa_hint_faults) - hint0 )) $3" >> /result
 		[ -z "$reached" ] && [ "$1" -ge $((HOT * 9 / 10)) ] && reached=$t
 		[ -n "$agent" ] && agent_ticks=$(proc_ticks "$agent")
 		awk -v t="$t" -v s="$secs" 'BEGIN { exit !(t >= s) }' && break
 	done
-	hot0=$1 cold0=$2
+	hot0=$1 cold0=$2 pingpong=$3
 	kd=$(( $(kdamond_ticks) - kd0 ))
 	[ "$sys" = damos ] && damos_goal="$damos_goal,$(damos_stats)"
 	[ -n "$agent" ] && grep -E '^(cxltierd: )?(warn|WARN)|sampler:|cannot see|preferred|bind' "/tmp/agent-$sys.log" | head -5
@@ -196,7 +210,7 @@ for sys in $systems; do
 	line="$line cold_dragged=$((cold0 - cold0_start)) kernel_cpu_s=$(awk -v k=$k 'BEGIN { printf "%.1f", k / 100 }')"
 	line="$line kdamond_cpu_s=$(awk -v k=$kd 'BEGIN { printf "%.1f", k / 100 }')"
 	line="$line agent_cpu_s=$(awk -v k=$agent_ticks 'BEGIN { printf "%.1f", k / 100 }')"
-	line="$line hint_faults=$hints verified=$verified${damos_goal:+ damos_goal=$damos_goal}"
+	line="$line hint_faults=$hints pingpong=$pingpong verified=$verified${damos_goal:+ damos_goal=$damos_goal}"
 	echo "$line" >> /result
 	echo "$line"
 done

@@ -3,13 +3,20 @@
  * pageset: which pages of a running program hold which data, and where they sit.
  *
  *   pageset scan PID HOTMARK COLDMARK > FILE   one line per page: "h ADDR" or "c ADDR"
- *   pageset where PID FILE                      "hot0=N hot1=N cold0=N cold1=N other=N"
+ *   pageset range ADDR PAGES > FILE            "c ADDR" for each page from ADDR on
+ *   pageset where PID FILE [STATE]              "hot0=N hot1=N cold0=N cold1=N other=N
+ *                                                pingpong=N"
  *
  * scan reads the program's writable private mappings through /proc/PID/mem and
  * names a page hot if HOTMARK starts in it (else cold if COLDMARK does); pages
  * with neither are left out.  where asks move_pages(2) (nodes = NULL) where each
  * listed page is now.  The compare workloads use it to follow a real program's
  * hot set (redis values carry the marks) without touching the program.
+ *
+ * With STATE (a file kept between calls, removed for a new run), where also
+ * counts ping-pong, whoever moves the pages: a listed page found back on the
+ * node it left less than PINGPONG_SEC before (cxltierd's default window, 10
+ * epochs of 1 s).  A move and its return between two calls go unseen.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,9 +26,74 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAGE 4096UL
+#define PINGPONG_SEC 10.0
+
+/* STATE: this header, then one of these per listed page, in FILE's order. */
+struct pp_head {
+	uint64_t pages, pingpong;
+};
+struct pp_page {
+	int8_t node, left;	/* where it is; the node it left last (-1: none) */
+	float moved_at;		/* CLOCK_MONOTONIC seconds of that move */
+};
+
+/* Counts the pages of status[0, n) back where they were; -1 when STATE is unusable. */
+static long pingpong(const char *state, const int *status, size_t n)
+{
+	struct pp_head h = { 0 };
+	struct pp_page *pp = calloc(n ? n : 1, sizeof(*pp));
+	struct timespec ts;
+	FILE *f = fopen(state, "r");
+	float now;
+
+	if (!pp)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (float)ts.tv_sec + ts.tv_nsec / 1e9f;
+	if (f && (fread(&h, sizeof(h), 1, f) != 1 || h.pages != n ||
+		  fread(pp, sizeof(*pp), n, f) != n)) {
+		fprintf(stderr, "pageset: %s is not the state of this page list\n", state);
+		fclose(f);
+		free(pp);
+		return -1;
+	}
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < n; i++) {
+		struct pp_page *p = &pp[i];
+
+		if (!f) {
+			p->node = (int8_t)(status[i] >= 0 ? status[i] : -1);
+			p->left = -1;
+			continue;
+		}
+		if (status[i] < 0 || status[i] == p->node)
+			continue;
+		if (p->node >= 0 && status[i] == p->left && now - p->moved_at < PINGPONG_SEC)
+			h.pingpong++;
+		if (p->node >= 0) {
+			p->left = p->node;
+			p->moved_at = now;
+		}
+		p->node = (int8_t)status[i];
+	}
+	h.pages = n;
+	if (!(f = fopen(state, "w")) || fwrite(&h, sizeof(h), 1, f) != 1 ||
+	    fwrite(pp, sizeof(*pp), n, f) != n) {
+		perror(state);
+		if (f)
+			fclose(f);
+		free(pp);
+		return -1;
+	}
+	fclose(f);
+	free(pp);
+	return (long)h.pingpong;
+}
 
 static int scan(int pid, const char *hot, const char *cold)
 {
@@ -69,7 +141,7 @@ static int scan(int pid, const char *hot, const char *cold)
 	return 0;
 }
 
-static int where(int pid, const char *file)
+static int where(int pid, const char *file, const char *state)
 {
 	FILE *f = fopen(file, "r");
 	size_t n = 0, cap = 1024;
@@ -78,7 +150,7 @@ static int where(int pid, const char *file)
 	int *status = malloc(cap * sizeof(int));
 	unsigned long a;
 	char k;
-	long hot0 = 0, hot1 = 0, cold0 = 0, cold1 = 0, other = 0;
+	long hot0 = 0, hot1 = 0, cold0 = 0, cold1 = 0, other = 0, pp;
 
 	if (!f)
 		return perror(file), 3;
@@ -130,7 +202,13 @@ static int where(int pid, const char *file)
 		else
 			other++;
 	}
-	printf("hot0=%ld hot1=%ld cold0=%ld cold1=%ld other=%ld\n", hot0, hot1, cold0, cold1, other);
+	pp = state ? pingpong(state, status, n) : 0;
+	if (pp < 0)
+		return 3;
+	printf("hot0=%ld hot1=%ld cold0=%ld cold1=%ld other=%ld", hot0, hot1, cold0, cold1, other);
+	if (state)
+		printf(" pingpong=%ld", pp);
+	printf("\n");
 	return 0;
 }
 
@@ -138,8 +216,15 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "scan"))
 		return scan(atoi(argv[2]), argv[3], argv[4]);
-	if (argc == 4 && !strcmp(argv[1], "where"))
-		return where(atoi(argv[2]), argv[3]);
-	fprintf(stderr, "usage: pageset scan PID HOTMARK COLDMARK | pageset where PID FILE\n");
+	if (argc == 4 && !strcmp(argv[1], "range")) {
+		unsigned long a = strtoul(argv[2], NULL, 0), n = strtoul(argv[3], NULL, 0);
+
+		for (unsigned long i = 0; i < n; i++)
+			printf("c %lx\n", a + i * PAGE);
+		return 0;
+	}
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "where"))
+		return where(atoi(argv[2]), argv[3], argc == 5 ? argv[4] : NULL);
+	fprintf(stderr, "usage: pageset scan PID HOTMARK COLDMARK | range ADDR PAGES | where PID FILE [STATE]\n");
 	return 2;
 }

@@ -37,7 +37,7 @@ wl_run() {
 	redis-benchmark -s /tmp/redis.sock -c 4 -n 1000000000 -r "$HOTKEYS" -q GET 'key:__rand_int__' > /dev/null 2>&1 &
 	WL_LOAD=$!
 }
-wl_place() { pageset where "$WL_PID" /tmp/pages | sed 's/hot0=\([0-9]*\).*cold0=\([0-9]*\).*/\1 \2/'; }
+wl_place() { marked_place; }
 wl_finish() {
 	kill "$WL_LOAD"
 	wait "$WL_LOAD" 2>/dev/null

@@ -41,7 +41,7 @@ wl_run() {
 		for (;;) printf "SELECT length(v) FROM kv WHERE k = %d;\n", int(rand() * h) * s }' >&3 &
 	WL_LOAD=$!
 }
-wl_place() { pageset where "$WL_PID" /tmp/pages | sed 's/hot0=\([0-9]*\).*cold0=\([0-9]*\).*/\1 \2/'; }
+wl_place() { marked_place; }
 wl_finish() {
 	kill "$WL_LOAD"
 	wait "$WL_LOAD" 2>/dev/null

@@ -71,7 +71,7 @@ struct cxlt_page {
 	uint16_t samples;	/* sample weight this epoch, its pages' summed (saturating) */
 	uint16_t npages;	/* pages it stands for: what moving it costs */
 	uint16_t idle_epochs;	/* epochs since the last sample (saturating) */
-	uint16_t since_move;	/* epochs since the agent moved it, or CXLT_NEVER_MOVED (also: the kernel moved it since) */
+	uint16_t since_move;	/* epochs since the agent moved it, or CXLT_NEVER_MOVED (also: khugepaged moved it since) */
 	int8_t node;		/* NUMA node now (a region's: most of its pages'), or CXLT_NODE_UNKNOWN */
 	uint8_t flags;		/* CXLT_PAGE_* */
 	uint8_t outcome;	/* CXLT_OUTCOME_*: what became of the last plan's move of it */

@@ -597,8 +597,8 @@ static const struct cxlt_page *record_at(const struct target *t, uint64_t addr)
 
 /*
  * khugepaged collapsing a split region again over pages the mover placed
- * elsewhere is seen in the next epoch's sweep time, though the target's
- * next sweep is far off: the placed pages' records take the huge page's
+ * elsewhere is seen within an epoch a split region, though the target's
+ * next sweep is far off and the sweeps' time is up: the placed pages' records take the huge page's
  * node and count as never moved by the agent (no settle window holds them
  * back), so that a plan brings them back.  A split region of base pages is
  * looked at and left as it is.  The "elsewhere" is node 1, which this
@@ -639,8 +639,13 @@ static void a_split_region_huge_again_is_seen_the_next_epoch(void **state)
 		placed_record(t, h + 3 * PG, 1);
 		placed_record(t, b + 3 * PG, 1);
 
-		/* An epoch whose sweep turn is far off. */
+		/*
+		 * Epochs whose sweep turn is far off, with no time for it: one
+		 * split region is looked at an epoch all the same.
+		 */
 		tr.epoch = t->last_scan_epoch;
+		tr.sweep_ms = 0;
+		tracker__sweep_all(&tr, 1000);
 		tracker__sweep_all(&tr, 1000);
 		assert_int_equal(t->last_scan_epoch, tr.epoch);
 		assert_int_equal(platform_kernel.move_pages(NULL, 0, 1, &pg, NULL, &status, 0), 0);

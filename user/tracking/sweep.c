@@ -420,12 +420,14 @@ static int sweep_region(struct tracker *tr, struct target *t, const struct sweep
 		if (node < 0)
 			continue;
 		/*
-		 * The kernel moved it (khugepaged, reclaim): the agent's last
-		 * move is undone, and bringing it back is no ping-pong of the
-		 * agent's (tierbench-thp waited out a 10-epoch settle window
-		 * for hot pages khugepaged had taken back to CXL).
+		 * khugepaged took it into a huge page elsewhere: the agent's
+		 * last move is undone, and bringing it back is no ping-pong of
+		 * the agent's (tierbench-thp waited out a 10-epoch settle
+		 * window for hot pages khugepaged had taken back to CXL).
+		 * Only there: a record can be stale after the agent's own moves
+		 * too (a huge page demoted whole).
 		 */
-		if (p->node >= 0 && p->node != node)
+		if (f.huge && (r->flags & REGION_SPLIT) && p->node >= 0 && p->node != node)
 			p->since_move = CXLT_NEVER_MOVED;
 		p->node = (int8_t)node;
 	}
@@ -602,13 +604,16 @@ int tracker__scan(struct tracker *tr, struct target *t)
  * make compare left half its hot set on CXL for 11 s).  So each epoch the
  * split regions with page records are looked at again, from where the last
  * look stopped until the deadline; one found huge is swept at once, and its
- * records take the huge page's node (tracker__region_found).
+ * records take the huge page's node (sweep_region).  One region at least,
+ * whatever the clock.  Returns 1 when the deadline stopped it, 0 when it got
+ * round, or -errno.
  */
 static int recheck_split(struct tracker *tr, struct target *t, struct sweep_chunk *c, double deadline)
 {
 	char path[64];
 	uint32_t n = t->rt.nr, start = t->recheck_next < n ? t->recheck_next : 0, k;
 	int fd, err = 0;
+	bool late = false, looked = false;
 
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -616,12 +621,15 @@ static int recheck_split(struct tracker *tr, struct target *t, struct sweep_chun
 		return errno == ENOENT ? -ESRCH : -errno;
 	for (k = 0; !err && k < n; k++) {
 		struct region *r = &t->rt.rg[(start + k) % n];
-		uint32_t ri, first;
+		uint32_t ri, first, sweep = r->sweep;
 
+		/* The clock before each read but the first, and every 4 Ki regions of a long walk. */
+		if ((looked && (r->flags & REGION_SPLIT) && r->detail) || (k & 4095) == 4095)
+			if ((late = now_sec() >= deadline))
+				break;
 		if (!(r->flags & REGION_SPLIT) || !r->detail)
 			continue;
-		if (now_sec() >= deadline)
-			break;
+		looked = true;
 		c->start = r->base & ~(SWEEP_CHUNK - 1);
 		ri = (uint32_t)((r->base - c->start) >> REGION_SHIFT);
 		first = ri * REGION_PAGES;
@@ -631,10 +639,14 @@ static int recheck_split(struct tracker *tr, struct target *t, struct sweep_chun
 		err = read_range(tr, fd, c, r->base, r->base + REGION_SIZE);
 		if (err >= 0)
 			err = c->huge >> ri & 1 ? sweep_region(tr, t, c, ri) : 0;
+		/* Found by the sweep under way is the sweep's to say: a region unmapped since is gone. */
+		r->sweep = sweep;
 	}
 	t->recheck_next = (start + k) % (n ? n : 1);
 	close(fd);
-	return err == -ENOENT ? -ESRCH : err;
+	if (err < 0)
+		return err == -ENOENT ? -ESRCH : err;
+	return late;
 }
 
 void tracker__sweep_all(struct tracker *tr, uint32_t min_epochs)
@@ -644,11 +656,16 @@ void tracker__sweep_all(struct tracker *tr, uint32_t min_epochs)
 	struct sweep_chunk *c = NULL;
 	int err;
 
-	/* Half the sweep's time at most for the split regions. */
-	for (uint32_t i = 0; i < n; i++) {
+	/*
+	 * Half the sweep's time at most for the split regions, beginning with
+	 * the target the clock stopped last time, so that one with many does
+	 * not keep the others waiting.
+	 */
+	for (uint32_t k = 0; k < n && !tr->detail_all; k++) {
+		uint32_t i = (tr->recheck_first + k) % n;
 		struct target *t = &tr->targets[i];
 
-		if (t->gone || !t->split_regions || tr->detail_all)
+		if (t->gone || !t->split_regions)
 			continue;
 		if (!c && !(c = malloc(sizeof(*c))))
 			break;
@@ -657,6 +674,10 @@ void tracker__sweep_all(struct tracker *tr, uint32_t min_epochs)
 			t->gone = true;
 		else if (err < 0)
 			pr_warn("pid %d: looking at its split huge pages failed: %s", t->pid, strerror(-err));
+		if (err == 1) {
+			tr->recheck_first = i;
+			break;
+		}
 	}
 	free(c);
 

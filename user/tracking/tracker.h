@@ -168,6 +168,7 @@ struct tracker {
 	uint64_t bytes_used;	/* what the budget weighs: counted each epoch, grown by each new record */
 	double sweep_ms;	/* time the sweeps may take per epoch, all targets */
 	uint32_t sweep_next;	/* the target whose sweep goes first next epoch */
+	uint32_t recheck_first;	/* the target whose split regions are looked at first next epoch */
 	/*
 	 * A target's first sweep is done whole, whatever it takes: a recording
 	 * agent's, so the resident memory it records comes before any move.

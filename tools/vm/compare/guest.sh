@@ -156,7 +156,12 @@ system_start() {
 		echo 2 > /proc/sys/kernel/numa_balancing ;;
 	damos) damos_start ;;
 	cxltier-*)
-		cxltierd --pid "$WL_PID" --source "${1#cxltier-}" > "/tmp/agent-$1.log" 2>&1 &
+		# cxltier-SOURCE[:OPTION,OPTION...]: more cxltierd options, e.g. :--hint-period-ms=250
+		# (no commas, slashes or spaces in them: the name is a file name's part too)
+		src=${1#cxltier-} opts=""
+		case $src in *:*) opts=$(echo "${src#*:}" | tr , ' ') src=${src%%:*} ;; esac
+		# shellcheck disable=SC2086
+		cxltierd --pid "$WL_PID" --source "$src" $opts > "/tmp/agent-$1.log" 2>&1 &
 		agent=$! ;;
 	*) fail "unknown system $1" ;;
 	esac
@@ -187,12 +192,12 @@ for sys in $systems; do
 		sleep 1
 		t=$(elapsed "$t0")
 		set -- $(wl_place)
-		echo "series $wl $sys $t $1 $2 $(( $(vmstat numa_hint_faults) - hint0 )) $3" >> /result
+		echo "series $wl $sys $t $1 $2 $(( $(vmstat numa_hint_faults) - hint0 )) ${3:--}" >> /result
 		[ -z "$reached" ] && [ "$1" -ge $((HOT * 9 / 10)) ] && reached=$t
 		[ -n "$agent" ] && agent_ticks=$(proc_ticks "$agent")
 		awk -v t="$t" -v s="$secs" 'BEGIN { exit !(t >= s) }' && break
 	done
-	hot0=$1 cold0=$2 pingpong=$3
+	hot0=$1 cold0=$2 pingpong=${3:--}	# "-": pageset could not say (its error is in the log)
 	kd=$(( $(kdamond_ticks) - kd0 ))
 	[ "$sys" = damos ] && damos_goal="$damos_goal,$(damos_stats)"
 	[ -n "$agent" ] && grep -E '^(cxltierd: )?(warn|WARN)|sampler:|cannot see|preferred|bind' "/tmp/agent-$sys.log" | head -5

@@ -14,9 +14,9 @@
  * hot set (redis values carry the marks) without touching the program.
  *
  * With STATE (a file kept between calls, removed for a new run), where also
- * counts ping-pong, whoever moves the pages: a listed page found back on the
- * node it left less than PINGPONG_SEC before (cxltierd's default window, 10
- * epochs of 1 s).  A move and its return between two calls go unseen.
+ * counts ping-pong, whoever moves the pages: each return of a listed page to
+ * the node it left less than PINGPONG_SEC before (cxltierd's default window,
+ * 10 epochs of 1 s).  A move and its return between two calls go unseen.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -38,7 +38,7 @@ struct pp_head {
 };
 struct pp_page {
 	int8_t node, left;	/* where it is; the node it left last (-1: none) */
-	float moved_at;		/* CLOCK_MONOTONIC seconds of that move */
+	double moved_at;	/* CLOCK_MONOTONIC seconds of that move */
 };
 
 /* Counts the pages of status[0, n) back where they were; -1 when STATE is unusable. */
@@ -48,12 +48,12 @@ static long pingpong(const char *state, const int *status, size_t n)
 	struct pp_page *pp = calloc(n ? n : 1, sizeof(*pp));
 	struct timespec ts;
 	FILE *f = fopen(state, "r");
-	float now;
+	double now;
 
 	if (!pp)
 		return -1;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (float)ts.tv_sec + ts.tv_nsec / 1e9f;
+	now = (double)ts.tv_sec + ts.tv_nsec / 1e9;
 	if (f && (fread(&h, sizeof(h), 1, f) != 1 || h.pages != n ||
 		  fread(pp, sizeof(*pp), n, f) != n)) {
 		fprintf(stderr, "pageset: %s is not the state of this page list\n", state);

@@ -3,7 +3,7 @@
  * pageset: which pages of a running program hold which data, and where they sit.
  *
  *   pageset scan PID HOTMARK COLDMARK > FILE   one line per page: "h ADDR" or "c ADDR"
- *   pageset range ADDR PAGES > FILE            "c ADDR" for each page from ADDR on
+ *   pageset range ADDR PAGES [STEP] > FILE     "c ADDR" for each (STEP-th) page from ADDR on
  *   pageset where PID FILE [STATE]              "hot0=N hot1=N cold0=N cold1=N other=N
  *                                                pingpong=N"
  *
@@ -216,15 +216,16 @@ int main(int argc, char **argv)
 {
 	if (argc == 5 && !strcmp(argv[1], "scan"))
 		return scan(atoi(argv[2]), argv[3], argv[4]);
-	if (argc == 4 && !strcmp(argv[1], "range")) {
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "range")) {
 		unsigned long a = strtoul(argv[2], NULL, 0), n = strtoul(argv[3], NULL, 0);
+		unsigned long step = argc == 5 ? strtoul(argv[4], NULL, 0) : 1;
 
-		for (unsigned long i = 0; i < n; i++)
+		for (unsigned long i = 0; i < n; i += step ? step : 1)
 			printf("c %lx\n", a + i * PAGE);
 		return 0;
 	}
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "where"))
 		return where(atoi(argv[2]), argv[3], argc == 5 ? argv[4] : NULL);
-	fprintf(stderr, "usage: pageset scan PID HOTMARK COLDMARK | range ADDR PAGES | where PID FILE [STATE]\n");
+	fprintf(stderr, "usage: pageset scan PID HOTMARK COLDMARK | range ADDR PAGES [STEP] | where PID FILE [STATE]\n");
 	return 2;
 }

@@ -255,6 +255,39 @@ static void perf_event_program_counts_child_buffer_only(void **state)
 	source_counts_child_buffer_only("fault-perf");
 }
 
+/*
+ * A drain whose buffer's room left is smaller than the next bucket of the
+ * heat map (the kernel returns ENOSPC then, taking nothing) ingests what it
+ * has and goes on: every entry reaches the tracker and the map is empty.
+ * The buffer is made small here (16 entries for 512); live, the map fills
+ * while it is drained.
+ */
+static void drain_goes_on_past_a_bucket_bigger_than_the_room_left(void **state)
+{
+	struct sampler_opts o = { .source = "fault", .pin_dir = pin_dir, .heat_entries = 512 };
+	const uint32_t tgid = 4242, nr = 512;
+	struct cxlt_page_key key = { .tgid = tgid }, next;
+	struct cxlt_page_val val = { .samples = 1 };
+	struct sampler s;
+	struct tracker tr;
+
+	(void)state;
+	assert_int_equal(sampler__open(&s, &o), 0);
+	for (uint32_t i = 0; i < nr; i++) {
+		key.vpage = 0x7f0000000ULL + i * 7;
+		assert_int_equal(bpf_map_update_elem(s.heat_fd, &key, &val, BPF_NOEXIST), 0);
+	}
+	s.cap = 16;
+	tracker__init(&tr, 0.5);
+	tr.detail_all = true;	/* a record a key */
+	assert_true(tracker__add_target(&tr, tgid, 0, "t", ORIGIN_PID) >= 0);
+	assert_int_equal(sampler__drain(&s, &tr), nr);
+	assert_int_equal(tr.targets[0].pt.nr, nr);
+	assert_int_equal(bpf_map_get_next_key(s.heat_fd, NULL, &next), -ENOENT);
+	tracker__free(&tr);
+	sampler__close(&s, false);
+}
+
 static void pmu_source_absent_is_an_error_not_a_crash(void **state)
 {
 	struct sampler_opts o = { .source = "pmu", .pin_dir = pin_dir,
@@ -295,6 +328,7 @@ int main(void)
 		cmocka_unit_test(no_object_of_the_start_needs_vmlinux_btf),
 		cmocka_unit_test(fault_tracepoint_counts_child_buffer_only),
 		cmocka_unit_test(perf_event_program_counts_child_buffer_only),
+		cmocka_unit_test(drain_goes_on_past_a_bucket_bigger_than_the_room_left),
 		cmocka_unit_test(pmu_source_absent_is_an_error_not_a_crash),
 		cmocka_unit_test(auto_source_falls_back_to_fault_without_pmu),
 	};

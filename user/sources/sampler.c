@@ -569,6 +569,21 @@ int sampler__drain(struct sampler *s, struct tracker *tr)
 
 		err = bpf_map_lookup_and_delete_batch(s->heat_fd, in, &out_batch, s->keys + n,
 						      s->vals + n, &count, &opts);
+		if (err && errno == ENOSPC && n) {
+			/*
+			 * The next bucket holds more entries than the buffer has
+			 * room left (the map filled while it was drained; the
+			 * kernel takes a bucket whole or not at all): what is
+			 * here goes in now, and the drain goes on from that
+			 * bucket with the whole buffer.  Returned as an error,
+			 * this left the rest in the map, epoch after epoch: a
+			 * tierbench-full run under hint stopped promoting.
+			 */
+			tracker__ingest(tr, s->keys, s->vals, n);
+			total += n;
+			n = 0;
+			continue;
+		}
 		if (err && errno != ENOENT) {
 			err = -errno;
 			break;

@@ -99,6 +99,12 @@ agent_to_90pct() {
 	cold=$((cold - hot))
 	cold1=$(placement_of /tmp/tb.out cold 1)
 }
+# The compare workloads' (tools/vm/compare/workloads), here for the tests that run
+# them too: where the pages of /tmp/pages are, with the ping-pong seen since
+# /tmp/pingpong.state was removed; and "HOT_ON_0 COLD_ON_0 PINGPONG" of them as marked.
+pages_where() { pageset where "$WL_PID" /tmp/pages /tmp/pingpong.state; }
+marked_place() { pages_where | sed 's/hot0=\([0-9]*\).*cold0=\([0-9]*\).*pingpong=\([0-9]*\).*/\1 \2 \3/'; }
+
 # wl_until_90pct T0 LIMIT PID: while PID lives, once a second, where the workload's
 # HOT hot and COLD cold pages are (wl_place: pages on node 0); sets half and reached
 # to the seconds since T0 at which 50% and 90% of the hot pages were on node 0 (empty:

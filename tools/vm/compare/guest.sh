@@ -50,10 +50,6 @@ tb_finish() {
 		echo "FAIL:exit_$rc:$(tail -1 /tmp/wl.out | tr ' ' _)"
 	fi
 }
-# Where the pages of /tmp/pages are, with the ping-pong seen since the run began.
-pages_where() { pageset where "$WL_PID" /tmp/pages /tmp/pingpong.state; }
-# "HOT_ON_0 COLD_ON_0 PINGPONG" of the pages of /tmp/pages, as they are marked
-marked_place() { pages_where | sed 's/hot0=\([0-9]*\).*cold0=\([0-9]*\).*pingpong=\([0-9]*\).*/\1 \2 \3/'; }
 . "/compare/workloads/$wl.sh"
 D=/sys/kernel/mm/damon/admin/kdamonds
 nb_rl0=$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)

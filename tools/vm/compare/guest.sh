@@ -204,6 +204,8 @@ for sys in $systems; do
 	[ "$sys" = damos ] && damos_goal="$damos_goal,$(damos_stats)"
 	[ -n "$agent" ] && grep -E '^(cxltierd: )?(warn|WARN)|sampler:|cannot see|preferred|bind' "/tmp/agent-$sys.log" | head -5
 	system_stop
+	# the agent's own account, for compare to keep beside the table
+	[ -n "$agent" ] && sed "s/^/agentlog $wl $sys /" "/tmp/agent-$sys.log" >> /result
 	k=$(( $(ticks) - k0 ))
 	mig=$(( $(vmstat pgmigrate_success) - mig0 ))
 	hints=$(( $(vmstat numa_hint_faults) - hint0 ))

@@ -178,12 +178,13 @@ static void print_text(struct json_object *st, struct json_object *pinned)
 	if (get_obj(sampler, "hint")) {
 		struct json_object *h = get_obj(sampler, "hint");
 
-		printf("hint:    %.0f faults/s of a %.0f budget; fast-tier pages %s, %.0f%% of epochs\n",
+		printf("hint:    %.0f faults/s of a %.0f budget; fast-tier pages %s, %.0f%% of epochs; %lld passes in debt for hot pages waiting on slow memory\n",
 		       json_object_get_double(get(h, "faults_per_sec")),
 		       json_object_get_double(get(h, "budget_faults_per_sec")),
 		       json_object_get_boolean(get(h, "fast_tier_marked")) ? "marked" :
 		       "not marked (over budget)",
-		       100 * json_object_get_double(get(h, "open_share")));
+		       100 * json_object_get_double(get(h, "open_share")),
+		       (long long)json_object_get_int64(get(h, "starved_wakes")));
 	}
 	printf("policy:  %s (%s)", get_str(policy, "name"), get_str(policy, "path"));
 	if (params) {

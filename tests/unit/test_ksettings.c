@@ -174,19 +174,19 @@ static void quiet_epochs_shrink_the_budget_a_move_restores_it(void **state)
 	assert_int_equal(ksettings__take(&k, t->root, t->state, 1000, false), 0);
 	assert_int_equal(ksettings__meter_start(&k, 1, 0, false), 0);
 	for (int e = 0; e < HINT_QUIET_EPOCHS - 1; e++)
-		ksettings__need(&k, false, false);
+		ksettings__need(&k, false, false, false);
 	assert_true(k.gate.need == 1);
-	ksettings__need(&k, false, false);
+	ksettings__need(&k, false, false, false);
 	assert_true(k.gate.need == 0.5);
 	for (int e = 0; e < 100 * HINT_QUIET_EPOCHS; e++)
-		ksettings__need(&k, false, false);
+		ksettings__need(&k, false, false, false);
 	assert_true(k.gate.need == HINT_NEED_MIN);
 	/* At the floor, 5000 / 32 faults a second: 3000 in a second close the gate. */
 	ksettings__meter(&k, 10, 10, true);
 	faults(t, 3000);
 	ksettings__meter(&k, 11, 11, true);
 	assert_string_equal(get(t, NB), "2");
-	ksettings__need(&k, true, false);
+	ksettings__need(&k, true, false, false);
 	assert_true(k.gate.need == 1);
 	ksettings__meter(&k, 12, 12, true);	/* 5000 of credit in a second: open again */
 	assert_string_equal(get(t, NB), "3");
@@ -194,7 +194,7 @@ static void quiet_epochs_shrink_the_budget_a_move_restores_it(void **state)
 	 * Fast memory to spare: nothing has to leave it, the floor at once, and
 	 * the gate closes at the next look whatever the credit or the pass.
 	 */
-	ksettings__need(&k, true, true);
+	ksettings__need(&k, true, true, false);
 	assert_true(k.gate.need == HINT_NEED_MIN);
 	k.gate.credit = 1e6;
 	ksettings__meter(&k, 13, 13, false);
@@ -202,7 +202,7 @@ static void quiet_epochs_shrink_the_budget_a_move_restores_it(void **state)
 	ksettings__meter(&k, 14, 14, false);
 	assert_string_equal(get(t, NB), "2");
 	/* Short of room again: open on the credit. */
-	ksettings__need(&k, true, false);
+	ksettings__need(&k, true, false, false);
 	ksettings__meter(&k, 15, 15, true);
 	assert_string_equal(get(t, NB), "3");
 	ksettings__restore(&k);
@@ -224,12 +224,12 @@ static void a_roomy_start_marks_slow_pages_only_until_room_runs_short(void **sta
 	assert_int_equal(ksettings__meter_start(&k, 1, 100, true), 0);
 	assert_string_equal(get(t, NB), "2");
 	assert_false(k.gate.open);
-	ksettings__need(&k, false, true);
+	ksettings__need(&k, false, true, false);
 	ksettings__meter(&k, 101, 1, false);	/* 5000 of credit, a pass under way */
 	assert_string_equal(get(t, NB), "2");
 	/* Short of room, and in debt from the slow tier's faults: open for a pass all the same. */
 	faults(t, 50000);
-	ksettings__need(&k, true, false);
+	ksettings__need(&k, true, false, false);
 	ksettings__meter(&k, 102, 2, false);
 	assert_true(k.gate.credit < 0);
 	assert_string_equal(get(t, NB), "3");
@@ -269,6 +269,75 @@ static void the_first_epoch_waits_for_the_pass_and_its_faults(void **state)
 	assert_true(pass_wait__due(&w, 0, false, 0.05 + PASS_WAIT_ANSWER_SEC));
 }
 
+/*
+ * One epoch of a target that keeps 6,000 slow pages hot in a second (over
+ * the 5,000 budget): the need, then the look; returns the mode set.
+ */
+struct run {
+	struct tree *t;
+	struct ksettings k;
+	unsigned long faults;
+	int epoch;
+};
+
+static const char *epoch_of(struct run *r, bool moved, bool starved, bool passed)
+{
+	ksettings__need(&r->k, moved, false, starved);
+	faults(r->t, r->faults += 6000);
+	ksettings__meter(&r->k, r->epoch + 1, r->epoch + 1, passed);
+	r->epoch++;
+	return get(r->t, NB);
+}
+
+/*
+ * Starved: hot pages wait on the slow tier and the fast tier's pages went
+ * unseen in debt.  The gate opens for a pass whatever the debt (up to a
+ * burst's worth), no sooner than HINT_WAKE_GAP epochs after the last such
+ * wake; a wake that moved nothing doubles the gap, a move resets it.
+ */
+static void starved_wakes_for_a_pass_and_backs_off_when_nothing_moves(void **state)
+{
+	struct run r = { .t = *state };
+	struct ksettings *k = &r.k;
+
+	proc(r.t, "0\n");
+	faults(r.t, 0);
+	assert_int_equal(ksettings__take(k, r.t->root, r.t->state, 1000, false), 0);
+	assert_int_equal(ksettings__meter_start(k, 1, 0, false), 0);
+	/* The first pass: 20,000 faults in a second, in debt, closed. */
+	faults(r.t, r.faults = 20000);
+	ksettings__meter(k, r.epoch = 1, 1, true);
+	assert_string_equal(get(r.t, NB), "2");
+	/* Not starved: closed while in debt. */
+	for (int i = 0; i < HINT_WAKE_GAP; i++)
+		assert_string_equal(epoch_of(&r, false, false, true), "2");
+	/* Starved: open for a pass in debt, then closed once it is seen. */
+	assert_string_equal(epoch_of(&r, false, true, false), "3");
+	assert_true(k->gate.credit < 0);
+	assert_string_equal(epoch_of(&r, true, true, true), "2");	/* too soon for another */
+	/* The wake moved pages: the next may come HINT_WAKE_GAP epochs after it. */
+	for (int i = 0; i < HINT_WAKE_GAP - 2; i++)
+		assert_string_equal(epoch_of(&r, false, true, true), "2");
+	assert_string_equal(epoch_of(&r, false, true, false), "3");
+	assert_int_equal(k->gate.starved_wakes, 2);
+	/* Nothing moved after it: twice the gap. */
+	for (int i = 0; i < 2 * HINT_WAKE_GAP - 1; i++)
+		assert_string_equal(epoch_of(&r, false, true, true), "2");
+	assert_string_equal(epoch_of(&r, false, true, false), "3");
+	assert_int_equal(k->gate.starved_wakes, 3);
+	/* Deeper in debt than a burst: no wake, starved or not. */
+	k->gate.credit = -k->gate.budget * HINT_BURST_SEC - 1e5;
+	for (int i = 0; i < 4 * HINT_WAKE_GAP_MAX; i++)
+		assert_string_equal(epoch_of(&r, false, true, true), "2");
+	assert_int_equal(k->gate.starved_wakes, 3);
+	/* Fast memory to spare: nothing has to leave it, no wake. */
+	k->gate.credit = 0;
+	for (int i = 0; i < 8 * HINT_WAKE_GAP_MAX; i++)
+		ksettings__need(k, false, true, true);
+	assert_int_equal(k->gate.starved_wakes, 3);
+	ksettings__restore(k);
+}
+
 static void meter_without_a_count_leaves_the_mode(void **state)
 {
 	struct tree *t = *state;
@@ -294,6 +363,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(meter_caps_saved_credit, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(quiet_epochs_shrink_the_budget_a_move_restores_it, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(a_roomy_start_marks_slow_pages_only_until_room_runs_short, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(starved_wakes_for_a_pass_and_backs_off_when_nothing_moves, tree_setup, tree_teardown),
 		cmocka_unit_test(the_first_epoch_waits_for_the_pass_and_its_faults),
 		cmocka_unit_test_setup_teardown(meter_without_a_count_leaves_the_mode, tree_setup, tree_teardown),
 	};

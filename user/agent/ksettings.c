@@ -270,13 +270,28 @@ void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool pass
 	g->open_looks += g->open;
 }
 
-void ksettings__need(struct ksettings *k, bool moved, bool fast_roomy)
+void ksettings__need(struct ksettings *k, bool moved, bool fast_roomy, bool starved)
 {
 	struct hint_gate *g = &k->gate;
 	double was = g->need;
+	uint32_t gap;
 
 	if (!g->on)
 		return;
+	g->epochs++;
+	g->moved_since_wake |= moved;
+	gap = !g->woke || g->moved_since_wake ? HINT_WAKE_GAP :
+	      g->wake_gap * 2 < HINT_WAKE_GAP_MAX ? g->wake_gap * 2 : HINT_WAKE_GAP_MAX;
+	if (starved && !fast_roomy && !g->open && g->credit > -g->budget * HINT_BURST_SEC &&
+	    g->epochs >= g->woke + gap) {
+		g->wake_gap = gap;
+		g->woke = g->epochs;
+		g->moved_since_wake = false;
+		g->wake = true;
+		g->starved_wakes++;
+		pr_debug("hint: hot pages wait on the slow tier and the fast tier's went unseen: marking them for a pass (credit %.0f)",
+			 g->credit);
+	}
 	/*
 	 * Room ran short: fast pages must be seen idle before any can make
 	 * room, so the gate opens for a pass, as at a start that is short of

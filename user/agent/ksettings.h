@@ -33,6 +33,15 @@
  */
 #define HINT_QUIET_EPOCHS 5
 #define HINT_NEED_MIN (1.0 / 32)
+/*
+ * Starved: hot pages wait on the slow tier while the fast tier's pages went
+ * unseen (mode 2 does not mark them), so no policy can tell which of them
+ * could make room.  The gate wakes for a pass, whatever the debt up to a
+ * burst's worth, at most once in HINT_WAKE_GAP epochs; a wake after which
+ * nothing moved doubles the gap, up to HINT_WAKE_GAP_MAX.
+ */
+#define HINT_WAKE_GAP 4
+#define HINT_WAKE_GAP_MAX 64
 /* Longest the gate waits in debt for the targets' passes (a target that never runs). */
 #define HINT_PASS_WAIT_SEC 60.0
 /*
@@ -63,7 +72,12 @@ struct hint_gate {
 	double need;		/* of it, what placement's changes call for now: 1 .. HINT_NEED_MIN */
 	uint32_t quiet;		/* epochs in a row with no page moved */
 	bool roomy;		/* the fast tier has room to spare: closed, whatever the credit */
-	bool wake;		/* room just ran short: open for a pass, whatever the debt */
+	bool wake;		/* room just ran short, or starved: open for a pass, whatever the debt */
+	uint64_t epochs;	/* ksettings__need calls: epochs */
+	uint64_t woke;		/* the epoch of the last starved wake; 0: none */
+	uint32_t wake_gap;	/* epochs between the last two starved wakes, at least */
+	bool moved_since_wake;
+	uint64_t starved_wakes;
 	double credit;		/* faults still allowed; negative: debt */
 	uint64_t faults;	/* numa_hint_faults at the last look */
 	double at;		/* when (monotonic seconds) */
@@ -132,12 +146,14 @@ bool pass_wait__due(struct pass_wait *w, uint64_t kept, bool passed, double now)
  */
 void ksettings__meter(struct ksettings *k, double now, uint64_t epoch, bool passes_seen);
 /*
- * Once an epoch, after the moves: whether any page moved, and whether free
- * fast memory is well over the high watermark.  Quiet epochs shrink the
- * budget (the fast tier is marked less once placement has settled), a move
- * restores it; a roomy fast tier needs the floor only.
+ * Once an epoch, after the moves: whether any page moved, whether free
+ * fast memory is well over the high watermark, and whether hot pages wait
+ * on the slow tier while the fast tier's went unseen (starved, above).
+ * Quiet epochs shrink the budget (the fast tier is marked less once
+ * placement has settled), a move restores it; a roomy fast tier needs the
+ * floor only.
  */
-void ksettings__need(struct ksettings *k, bool moved, bool fast_roomy);
+void ksettings__need(struct ksettings *k, bool moved, bool fast_roomy, bool starved);
 /*
  * At start, with the agent's lock held: puts back the settings recorded in a
  * state file left by an agent that did not stop cleanly.  Returns how many

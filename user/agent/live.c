@@ -131,15 +131,17 @@ static void live_publish(void *ctx)
 	struct placement place;
 
 	a->st.last_plan = a->eng.last_plan;
+	/* One pass for the gate, the log line and the status, not one each. */
+	tracker__count_placement(&a->tr, a->topo.fast_mask, &place);
 	if (a->migrate) {
 		struct wmarks w;
 
 		mover__wmarks(&a->m, &a->topo, &w);
+		/* Starved: each page waiting could be some unseen fast page's place. */
 		ksettings__need(&a->kset, e->promoted + e->demoted + e->moved_other > 0,
-				wmarks__roomy(&w));
+				wmarks__roomy(&w),
+				place.slow_sampled && place.fast_unseen >= place.slow_sampled);
 	}
-	/* One pass for the log line and the status, not one each. */
-	tracker__count_placement(&a->tr, a->topo.fast_mask, &place);
 
 	a->st.last_epoch_ms = (now_sec() - a->epoch_t0) * 1000;
 	if (a->st.last_epoch_ms > a->st.max_epoch_ms)

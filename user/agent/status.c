@@ -135,6 +135,8 @@ struct json_object *status__json(const struct agent_state *st)
 		ADD(h, "open_share", json_object_new_double(st->hint->looks ?
 			(double)st->hint->open_looks / st->hint->looks : 1));
 		ADD(h, "switches", U64(st->hint->flips));
+		/* Passes marked because hot pages waited on unseen fast pages. */
+		ADD(h, "starved_wakes", U64(st->hint->starved_wakes));
 		ADD(sampler, "hint", h);
 	}
 	ADD(root, "sampler", sampler);

@@ -993,6 +993,10 @@ void tracker__count_placement(struct tracker *tr, uint64_t fast_mask, struct pla
 			}
 			if (p->flags & CXLT_PAGE_SAMPLED)
 				pl->sampled += p->flags & PAGE_REGION ? tracker__record_pages(t, p) : 1;
+			/* After tracker__end_epoch: samples are gone, idle_epochs tells. */
+			if ((p->flags & CXLT_PAGE_SAMPLED) && !p->idle_epochs && p->node >= 0 &&
+			    !((fast_mask >> p->node) & 1))
+				pl->slow_sampled += 1;
 			place_pages(pl, fast_mask, p->node, n, unseen);
 		}
 		total->fast += pl->fast;
@@ -1000,6 +1004,7 @@ void tracker__count_placement(struct tracker *tr, uint64_t fast_mask, struct pla
 		total->unknown += pl->unknown;
 		total->sampled += pl->sampled;
 		total->fast_unseen += pl->fast_unseen;
+		total->slow_sampled += pl->slow_sampled;
 	}
 }
 

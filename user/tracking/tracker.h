@@ -111,6 +111,7 @@ struct target_counters {
 struct placement {
 	uint64_t fast, slow, unknown, sampled;
 	uint64_t fast_unseen;	/* fast pages the source has not looked at since their last sample */
+	uint64_t slow_sampled;	/* records on slow nodes sampled this epoch, after its moves */
 };
 
 struct target {

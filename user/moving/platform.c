@@ -42,16 +42,6 @@ static void kernel_touch_pages(void *ctx, int pid, void **addrs, uint32_t n)
 	}
 }
 
-/* The owner's pagemap, open; -errno. */
-static int open_pagemap(int pid)
-{
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
-	return (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 ? -errno : fd;
-}
-
 /* The pagemap entry of the page at addr; 0 or -errno. */
 static int pagemap_entry(int fd, uint64_t addr, uint64_t *ent)
 {
@@ -62,7 +52,7 @@ static int pagemap_entry(int fd, uint64_t addr, uint64_t *ent)
 
 static int kernel_pages_present(void *ctx, int pid, void **pages, uint32_t count, bool *present)
 {
-	int fd = open_pagemap(pid);
+	int fd = pagemap_open(pid);
 
 	(void)ctx;
 	if (fd < 0)
@@ -96,7 +86,7 @@ static bool kernel_pfn_thp(void *ctx, uint64_t pfn)
 static int kernel_huge_at(void *ctx, int pid, uint64_t addr)
 {
 	uint64_t ent = 0, pfn;
-	int fd = open_pagemap(pid), err;
+	int fd = pagemap_open(pid), err;
 
 	if (fd < 0)
 		return fd;

@@ -3,7 +3,10 @@
 #ifndef CXLT_PAGEMAP_H
 #define CXLT_PAGEMAP_H
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/ioctl.h>
 
 /*
@@ -29,5 +32,16 @@ struct pm_scan_arg {
 #define PM_FILE (1ULL << 61)
 #define PM_MMAP_EXCLUSIVE (1ULL << 56)
 #define PM_PFN_MASK ((1ULL << 55) - 1)
+
+/* pid's pagemap, open read-only; -ESRCH when the process is gone, else -errno. */
+static inline int pagemap_open(int pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd >= 0 ? fd : errno == ENOENT ? -ESRCH : -errno;
+}
 
 #endif

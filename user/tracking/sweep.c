@@ -513,10 +513,9 @@ int tracker__sweep(struct tracker *tr, struct target *t, double deadline)
 	maps = fopen(path, "re");
 	if (!maps)
 		return errno == ENOENT ? -ESRCH : -errno;
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = pagemap_open(t->pid);
 	if (fd < 0 || !(c = malloc(sizeof(*c)))) {
-		err = fd < 0 ? (errno == ENOENT ? -ESRCH : -errno) : -ENOMEM;
+		err = fd < 0 ? fd : -ENOMEM;
 		goto out;
 	}
 	if (!t->sweep_cursor)
@@ -610,15 +609,12 @@ int tracker__scan(struct tracker *tr, struct target *t)
  */
 static int recheck_split(struct tracker *tr, struct target *t, struct sweep_chunk *c, double deadline)
 {
-	char path[64];
 	uint32_t n = t->rt.nr, start = t->recheck_next < n ? t->recheck_next : 0, k;
-	int fd, err = 0;
+	int fd = pagemap_open(t->pid), err = 0;
 	bool late = false, looked = false;
 
-	snprintf(path, sizeof(path), "/proc/%d/pagemap", t->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return fd;
 	for (k = 0; !err && k < n; k++) {
 		struct region *r = &t->rt.rg[(start + k) % n];
 		uint32_t ri, first, sweep = r->sweep;

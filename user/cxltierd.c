@@ -337,6 +337,7 @@ static void run(struct agent *a)
 	double end = cfg->k.duration ? start + cfg->k.duration : 0, t_epoch = 0;
 
 	service__notify("READY=1");
+	pr_info("set-up done in %.2f s: epochs follow", start - a->started_at);
 	while (!stop_requested) {
 		double until = end && end < next ? end : next;
 
@@ -455,6 +456,7 @@ int main(int argc, char **argv)
 	static struct config cfg;
 	static struct agent a;
 	char why[PATH_MAX];
+	double started_at = now_sec();
 	int err;
 
 	if (read_settings(argc, argv, &cfg, false, why, sizeof(why)))
@@ -469,7 +471,8 @@ int main(int argc, char **argv)
 	}
 	a = (struct agent){ .cfg = &cfg, .ctl = { .sock_fd = -1, .textfile_dir = -1 },
 			    .sandbox = { .to_child = -1, .from_child = -1, .memfd = -1 },
-			    .lock_fd = -1, .sfd = -1, .argc = argc, .argv = argv };
+			    .lock_fd = -1, .sfd = -1, .argc = argc, .argv = argv,
+			    .started_at = started_at };
 	/*
 	 * The policy's init runs in its own process (as decide() does), forked
 	 * now, before any thread or BPF object exists; --check-config thus

@@ -40,6 +40,15 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	str_escape(line, safe, sizeof(safe));
 	if (to_journal)
 		fputs(journal[level], stderr);
+	/* -v -v: seconds since the first line, to read a run's timeline (the journal stamps its own). */
+	else if (log_verbosity >= LOG_DEBUG) {
+		static double t0;
+		double t = now_sec();
+
+		if (!t0)
+			t0 = t;
+		fprintf(stderr, "[%8.3f] ", t - t0);
+	}
 	fputs(prefix[level], stderr);
 	fputs(safe, stderr);
 	fputc('\n', stderr);

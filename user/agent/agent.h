@@ -31,6 +31,7 @@
 
 struct agent {
 	struct config *cfg;
+	double started_at;	/* monotonic seconds at main(): the set-up's length is logged */
 	struct topology topo;
 	struct tracker tr;
 	struct sampler s;

@@ -93,6 +93,7 @@ struct options {
 	unsigned long long seed;
 	long hot_node, cold_node;
 	bool verify, wait_start, thp, quiet, placement;
+	const char *hot_list;
 };
 
 struct mismatch {
@@ -376,6 +377,24 @@ static void resolve_protnone(struct bench *b, int *status)
 	pfn_nodes__free(&pn);
 }
 
+/* The hot window as it starts (epoch 0: pages 0 .. hot_pages - 1), "h ADDRESS" a line. */
+static int write_hot_list(const struct bench *b, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f) {
+		fprintf(stderr, "tierbench: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	for (size_t idx = 0; idx < b->hot_pages; idx++)
+		fprintf(f, "h %lx\n", (unsigned long)(uintptr_t)page_at(b, idx));
+	if (fclose(f)) {
+		fprintf(stderr, "tierbench: cannot write %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* "tierbench: placement hot: nodeN=<pages>... err=<pages> cold: ..." */
 static int report_placement(struct bench *b)
 {
@@ -558,6 +577,9 @@ static void usage(FILE *f)
 "      --placement            with each progress line and at the end, print how\n"
 "                             many hot and cold pages sit on each node (hot: the\n"
 "                             window as it is then, moved by --shift)\n"
+"      --hot-list FILE        after set-up, write the hot set's pages to FILE, one\n"
+"                             \"h ADDRESS\" line each (as it starts, before any\n"
+"                             --shift): what a watcher asks move_pages about\n"
 "  -q, --quiet                print only the end report (and, with --wait-start,\n"
 "                             the info line)\n"
 "  -h, --help                 show this text\n\n"
@@ -589,6 +611,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		{ "wait-start", no_argument, NULL, 'w' },
 		{ "report-interval", required_argument, NULL, 'i' },
 		{ "placement", no_argument, NULL, 'L' },
+		{ "hot-list", required_argument, NULL, 'l' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -643,6 +666,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case 'w': o->wait_start = true; break;
 		case 'q': o->quiet = true; break;
 		case 'L': o->placement = true; break;
+		case 'l': o->hot_list = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: goto bad;
 		}
@@ -817,6 +841,8 @@ int main(int argc, char **argv)
 		printf("tierbench: pid=%d buf=%p size=%zu pages=%zu hot_start=%p hot_pages=%zu page_size=%zu threads=%lu\n",
 		       (int)getpid(), (void *)b.buf, b.pages * b.page_size, b.pages,
 		       (void *)b.buf, b.hot_pages, b.page_size, o->threads);
+	if (o->hot_list && write_hot_list(&b, o->hot_list))
+		goto cleanup;
 	if ((o->hot_node >= 0 || o->cold_node >= 0) && report_placement(&b))
 		goto cleanup;
 	fflush(stdout);

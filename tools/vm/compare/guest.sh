@@ -3,9 +3,12 @@
 # fresh start.  Writes to /result, per system:
 #   series WORKLOAD SYSTEM SECONDS HOT_ON_DRAM COLD_ON_DRAM HINT_FAULTS PINGPONG
 #          (once a second; hint faults and ping-pong since the run's start)
+#   (the time to 90% comes from `pageset watch` on the hot pages, looking about
+#   every tenth of a second: the series' looks are 1.2-1.5 s apart under TCG)
 #   result WORKLOAD SYSTEM key=value...
 # A workload's wl_setup lists the pages it follows in /tmp/pages ("h ADDR" or
-# "c ADDR", pageset's format) and its wl_place prints "HOT_ON_0 COLD_ON_0
+# "c ADDR", pageset's format; its "h" pages are watched for the time to 90%, unless
+# it names another list in WL_HOT) and its wl_place prints "HOT_ON_0 COLD_ON_0
 # PINGPONG" (marked_place does, from that list).
 # Usage: sh guest.sh WORKLOAD SECONDS SYSTEM...
 . /tests/lib.sh
@@ -17,8 +20,10 @@ systems="$*"
 # WL_PID, HOT and COLD; tb_place and tb_finish are their wl_place and wl_finish.
 tb_start() {
 	rm -f /tmp/wl.out
+	# the hot list: the window as it starts (tierbench-shift's moves 10 s on)
+	WL_HOT=/tmp/hot
 	tierbench "$@" --seed 1 --duration 100000 --report-interval 1 --placement --verify \
-		> /tmp/wl.out 2>&1 &
+		--hot-list "$WL_HOT" > /tmp/wl.out 2>&1 &
 	wait_for /tmp/wl.out '^tierbench: placement'
 	WL_PID=$(tb_pid /tmp/wl.out)
 	HOT=$(sed -n 's/.*hot_pages=\([0-9]*\).*/\1/p' /tmp/wl.out)
@@ -188,6 +193,23 @@ for sys in $systems; do
 	mig0=$(vmstat pgmigrate_success) hint0=$(vmstat numa_hint_faults) k0=$(ticks) kd0=$(kdamond_ticks)
 	t0=$(now)
 	system_start "$sys"
+	# The clock starts when the system is live: the kernel's when its setting is
+	# written, the agent's when its set-up is done (its log says how long that
+	# took, counted from its main(), so t0 falls before it really was live).
+	start_s=0
+	if [ -n "$agent" ]; then
+		i=0
+		until grep -q 'set-up done in' "/tmp/agent-$sys.log" 2>/dev/null; do
+			kill -0 "$agent" 2>/dev/null || break	# it failed to start: its log says why
+			i=$((i + 1))
+			[ "$i" -gt 600 ] && fail "the agent did not finish its set-up in 60 s"
+			sleep 0.1
+		done
+		start_s=$(sed -n 's/.*set-up done in \([0-9.]*\) s.*/\1/p' "/tmp/agent-$sys.log")
+		t0=$(awk -v t="$t0" -v s="${start_s:-0}" 'BEGIN { printf "%.2f", t + s }')
+	fi
+	pageset watch "$WL_PID" "${WL_HOT:-/tmp/pages}" "$t0" "$secs" > /tmp/t90 &
+	watcher=$!
 	wl_run
 	reached="" agent_ticks=0
 	while :; do
@@ -200,19 +222,25 @@ for sys in $systems; do
 		awk -v t="$t" -v s="$secs" 'BEGIN { exit !(t >= s) }' && break
 	done
 	hot0=$1 cold0=$2 pingpong=${3:--}	# "-": pageset could not say (its error is in the log)
+	# the watcher's finer look where it had one; else the series' (its error is in the log)
+	look=- watch_sys=0
+	if wait "$watcher" && read -r t90 look watch_sys < /tmp/t90; then
+		case $t90 in never) reached="" ;; *) reached=$t90 ;; esac
+	fi
 	kd=$(( $(kdamond_ticks) - kd0 ))
 	[ "$sys" = damos ] && damos_goal="$damos_goal,$(damos_stats)"
 	[ -n "$agent" ] && grep -E '^(cxltierd: )?(warn|WARN)|sampler:|cannot see|preferred|bind' "/tmp/agent-$sys.log" | head -5
 	system_stop
 	# the agent's own account, for compare to keep beside the table
 	[ -n "$agent" ] && sed "s/^/agentlog $wl $sys /" "/tmp/agent-$sys.log" >> /result
-	k=$(( $(ticks) - k0 ))
+	# less the watcher's own system time (its move_pages calls)
+	k=$(( $(ticks) - k0 - $(awk -v c="$watch_sys" 'BEGIN { printf "%d", c * 100 }') ))
 	mig=$(( $(vmstat pgmigrate_success) - mig0 ))
 	hints=$(( $(vmstat numa_hint_faults) - hint0 ))
 	wl_finish > /tmp/verified	# not in $(): it waits for the workload
 	verified=$(cat /tmp/verified)
 	placed=$((hot0 - hot0_start))
-	line="result $wl $sys hot=$HOT cold=$COLD seconds_to_90pct=${reached:-never}"
+	line="result $wl $sys hot=$HOT cold=$COLD seconds_to_90pct=${reached:-never} t90_look_s=$look agent_start_s=${start_s:--}"
 	line="$line steady_pct=-"	# from the series, by compare
 	line="$line hot_placed=$placed migrated=$mig"
 	line="$line migrated_per_placed=$(awk -v m=$mig -v p=$placed 'BEGIN { if (p > 0) printf "%.2f", m / p; else print "-" }')"

@@ -158,6 +158,18 @@ static int scan(int pid, const char *hot, const char *cold)
 	return 0;
 }
 
+/* Where pages[0, n) are, into status (move_pages, nodes = NULL), 4 Ki at a time; -1 and errno. */
+static int nodes_of(int pid, void **pages, int *status, size_t n)
+{
+	for (size_t i = 0; i < n; i += 4096) {
+		size_t c = n - i < 4096 ? n - i : 4096;
+
+		if (move_pages(pid, c, pages + i, NULL, status + i, 0) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int where(int pid, const char *file, const char *state)
 {
 	FILE *f = fopen(file, "r");
@@ -184,12 +196,8 @@ static int where(int pid, const char *file, const char *state)
 	fclose(f);
 	for (size_t i = 0; i < n; i++)
 		status[i] = -12345;
-	for (size_t i = 0; i < n; i += 4096) {
-		size_t c = n - i < 4096 ? n - i : 4096;
-
-		if (move_pages(pid, c, pages + i, NULL, status + i, 0) < 0)
-			return perror("move_pages"), 3;
-	}
+	if (nodes_of(pid, pages, status, n))
+		return perror("move_pages"), 3;
 	/*
 	 * A page the NUMA scanner has just made PROT_NONE reads as -ENOENT or
 	 * -EFAULT on 6.1 until it is touched again; a hot page soon is.  Ask
@@ -280,15 +288,11 @@ static int watch(int pid, const char *file, double t0, double limit)
 	for (;;) {
 		start = boot_sec();
 		on0 = 0;
-		for (size_t i = 0; i < n; i += 4096) {
-			size_t c = n - i < 4096 ? n - i : 4096;
-
-			if (move_pages(pid, c, pages + i, NULL, status + i, 0) < 0) {
-				if (errno != ESRCH)
-					return perror("move_pages"), 3;
-				printf("never %.2f %.2f\n", looks ? (start - first) / looks : 0, sys_sec());
-				return 0;
-			}
+		if (nodes_of(pid, pages, status, n)) {
+			if (errno != ESRCH)
+				return perror("move_pages"), 3;
+			printf("never %.2f %.2f\n", looks ? (start - first) / looks : 0, sys_sec());
+			return 0;
 		}
 		for (size_t i = 0; i < n; i++)
 			on0 += status[i] == 0;

@@ -23,8 +23,8 @@ until_or_fail() { # WHAT COMMAND...: poll for up to 60 s
 at_least_reports() { [ "$(reports)" -ge "$1" ]; }
 gone() { ! kill -0 "$bench" 2>/dev/null; }
 
-# 1 ms between reports: every placement report (16,384 pages) overruns it.
-"$BUILD/tierbench" --size 64M --duration 120 --report-interval 0.001 --placement --verify \
+# 10 us between reports: every placement report (16,384 pages) overruns it.
+"$BUILD/tierbench" --size 64M --duration 120 --report-interval 0.00001 --placement --verify \
 	> "$work/tb.out" 2>&1 &
 bench=$!
 until_or_fail "tierbench stopped reporting (its reports overran their interval)" \

@@ -178,7 +178,14 @@ static void follow_target(struct marks *m, struct tracker *tr, struct target *t,
 			  uint64_t fast_mask)
 {
 	struct scan_follow *f = &t->scan;
-	bool one_chunk = tracker__target_pages(t) * (uint64_t)tr->page_size <= HINT_SCAN_CHUNK_BYTES, fast;
+	/*
+	 * Its size is known once a sweep has covered it: before, the pages
+	 * tracked so far made a big process look like one chunk, and a pass
+	 * that had not marked its fast pages counted as one that had.
+	 */
+	bool one_chunk = t->sweep_gen &&
+			 tracker__target_pages(t) * (uint64_t)tr->page_size <= HINT_SCAN_CHUNK_BYTES;
+	bool fast;
 	uint32_t seq;
 
 	if (marks__scan_seq(m->root, t->pid, &seq))

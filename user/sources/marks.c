@@ -173,18 +173,23 @@ static int on_skip(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+/*
+ * Whether t fits one scan chunk: the kernel walks it whole the moment its
+ * pass ends.  Its size is known once a sweep has covered it: before, the
+ * pages tracked so far made a big process look like one chunk, and a pass
+ * that had not marked its fast pages counted as one that had.
+ */
+static bool one_chunk(const struct tracker *tr, const struct target *t)
+{
+	return t->sweep_gen &&
+	       tracker__target_pages(t) * (uint64_t)tr->page_size <= HINT_SCAN_CHUNK_BYTES;
+}
+
 /* One target's look: a pass that ended since the last look marked what it did not skip. */
 static void follow_target(struct marks *m, struct tracker *tr, struct target *t, bool open,
 			  uint64_t fast_mask)
 {
 	struct scan_follow *f = &t->scan;
-	/*
-	 * Its size is known once a sweep has covered it: before, the pages
-	 * tracked so far made a big process look like one chunk, and a pass
-	 * that had not marked its fast pages counted as one that had.
-	 */
-	bool one_chunk = t->sweep_gen &&
-			 tracker__target_pages(t) * (uint64_t)tr->page_size <= HINT_SCAN_CHUNK_BYTES;
 	bool fast;
 	uint32_t seq;
 
@@ -200,8 +205,7 @@ static void follow_target(struct marks *m, struct tracker *tr, struct target *t,
 		f->pass_open &= open;
 		return;
 	}
-	/* A process that fits one chunk is walked whole the moment its pass ends. */
-	fast = open && (f->pass_open || one_chunk);
+	fast = open && (f->pass_open || one_chunk(tr, t));
 	tracker__mark_pass(tr, t, fast, fast_mask);
 	if (fast && !f->overflow)
 		f->fast_pass = tr->epoch;

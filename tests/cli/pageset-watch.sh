@@ -6,25 +6,14 @@
 # list without hot pages is an error.  (On a one-node machine every page is
 # on node 0: the emulated machine runs the rest, in make compare.)
 set -euo pipefail
-BUILD=${BUILD:-build}
-work=$(mktemp -d)
-bench=""
-trap '[ -n "$bench" ] && kill "$bench" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../live/lib.bash"
 listed() { [ -s "$work/hot" ] && [ "$(wc -l < "$work/hot")" -eq "$1" ]; }
-wait_listed() {
-	local deadline=$(($(date +%s) + 30))
-	until listed "$1"; do
-		[ "$(date +%s)" -lt "$deadline" ] || fail "tierbench did not list its $1 hot pages"
-		sleep 0.1
-	done
-}
 
 # --spread 64: 64 hot pages at the start of each 2 MiB block.
 "$BUILD/tierbench" --size 8M --hot 0.125 --spread 64 --duration 60 --hot-list "$work/hot" \
 	> "$work/tb.out" 2>&1 &
 bench=$!
-wait_listed 256
+wait_for 30 "tierbench to list its 256 hot pages" listed 256
 buf=$(sed -n 's/^tierbench: pid=.* buf=\(0x[0-9a-f]*\) .*/\1/p' "$work/tb.out")
 [ -n "$buf" ] || fail "no buf= in tierbench's first line: $(head -1 "$work/tb.out")"
 i=0

@@ -5,21 +5,8 @@
 # (A report that overran once used to sleep for 71 minutes: the share test's
 # capped tierbench never exited.)
 set -euo pipefail
-BUILD=${BUILD:-build}
-work=$(mktemp -d)
-bench=""
-trap '[ -n "$bench" ] && kill "$bench" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/../live/lib.bash"
 reports() { grep -c '^tierbench: placement' "$work/tb.out" || true; }
-until_or_fail() { # WHAT COMMAND...: poll for up to 60 s
-	local what=$1 deadline=$(($(date +%s) + 60))
-	shift
-	until "$@"; do
-		[ "$(date +%s)" -lt "$deadline" ] ||
-			fail "$what; $(reports) placement reports, the last line: $(tail -1 "$work/tb.out")"
-		sleep 0.05
-	done
-}
 at_least_reports() { [ "$(reports)" -ge "$1" ]; }
 gone() { ! kill -0 "$bench" 2>/dev/null; }
 
@@ -27,10 +14,10 @@ gone() { ! kill -0 "$bench" 2>/dev/null; }
 "$BUILD/tierbench" --size 64M --duration 120 --report-interval 0.00001 --placement --verify \
 	> "$work/tb.out" 2>&1 &
 bench=$!
-until_or_fail "tierbench stopped reporting (its reports overran their interval)" \
+wait_for 60 "20 placement reports, each over its interval" \
 	at_least_reports 20
 kill -INT "$bench"
-until_or_fail "tierbench did not exit within 60 s of SIGINT" gone
+wait_for 60 "tierbench to exit after SIGINT" gone
 status=0
 wait "$bench" || status=$?
 bench=""

@@ -1,6 +1,7 @@
-# Sourced by the live tests: BUILD, a work directory, and on exit the processes the test
-# left in $agent, $bench, $sleeper or $child ended, cleanup_more run if the test defines
-# it, and the work directory removed. fail prints the agent's log ($work/agent.log).
+# Sourced by the live tests, and by the cli tests that run a tierbench: BUILD, a
+# work directory, and on exit the processes the test left in $agent, $bench,
+# $sleeper or $child ended, cleanup_more run if the test defines it, and the work
+# directory removed. fail prints the agent's log ($work/agent.log) if there is one.
 BUILD=${BUILD:-build}
 work=$(mktemp -d)
 agent="" bench="" sleeper="" child=""

@@ -731,7 +731,7 @@ static double run(struct bench *b)
 	unsigned long long last_ops = 0;
 
 	while (!got_signal && (t = now()) < end) {
-		double wake = end;
+		double wake = end, left;
 
 		if (o->shift > 0) {
 			if (t >= next_shift) {
@@ -765,9 +765,9 @@ static double run(struct bench *b)
 		/* t is from before the report: wake may have passed (a shift behind
 		 * catches up at once). Capped: a signal landing after the check
 		 * waits at most 0.1 s; one landing during the sleep cuts it short. */
-		wake -= now();
-		if (!got_signal && wake > 0)
-			usleep((useconds_t)((wake < 0.1 ? wake : 0.1) * 1e6));
+		left = wake - now();
+		if (!got_signal && left > 0)
+			usleep((useconds_t)((left < 0.1 ? left : 0.1) * 1e6));
 	}
 	atomic_store(&b->stop, true);
 	return (t < end ? now() : t) - t0;

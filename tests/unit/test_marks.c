@@ -49,7 +49,8 @@ static struct target *target(struct tracker *tr, uint32_t n)
 
 		t->pt.pages[idx].node = i < n / 2 ? 0 : 1;
 	}
-	t->sweep_gen = 1;	/* swept whole: its size is known */
+	t->sweep_gen = 1;	/* swept whole: its spans are known */
+	t->span.mapped = t->span.present = (uint64_t)n * PG;
 	return t;
 }
 
@@ -231,6 +232,37 @@ static void a_process_not_yet_swept_needs_the_whole_pass_open(void **state)
 	tracker__free(&tr);
 }
 
+/*
+ * A few pages spread wide take the kernel several calls of its scanner: it
+ * counts the spans it walks, not the pages it finds.
+ */
+static void a_sparse_process_needs_the_whole_pass_open(void **state)
+{
+	struct tree *tt = *state;
+
+	for (int wide = 0; wide < 2; wide++) {
+		struct marks m = { .root = tt->root };
+		struct tracker tr;
+		struct target *t = target(&tr, 8);
+
+		if (wide)
+			t->span.mapped = 8 * HINT_SCAN_CHUNK_BYTES + PG;
+		else
+			t->span.present = t->span.mapped = HINT_SCAN_CHUNK_BYTES + PG;
+		t->scan.known = false;
+		seq(tt, 42, 1);
+		epoch(&m, &tr, true, 0, NULL, 0);	/* first look: a pass under way */
+		epoch(&m, &tr, false, 0, NULL, 0);	/* closed for a while */
+		seq(tt, 42, 2);
+		assert_false(epoch(&m, &tr, true, 0, NULL, 0));
+		assert_true(unseen(t, 0));
+		seq(tt, 42, 3);
+		assert_true(epoch(&m, &tr, true, 0, NULL, 0));	/* open from end to end */
+		assert_false(unseen(t, 0));
+		tracker__free(&tr);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -240,6 +272,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(skipped_vmas_stay_unseen, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(a_big_process_needs_the_whole_pass_open, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(a_process_not_yet_swept_needs_the_whole_pass_open, tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(a_sparse_process_needs_the_whole_pass_open, tree_setup, tree_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -45,13 +45,6 @@
 /* Longest the gate waits in debt for the targets' passes (a target that never runs). */
 #define HINT_PASS_WAIT_SEC 60.0
 /*
- * The scanner walks at most this much of a process at a time (the kernel's
- * default scan_size_mb): a process no bigger is walked whole in the instant
- * its pass ends.
- */
-#define HINT_SCAN_CHUNK_BYTES (256ULL << 20)
-
-/*
  * The hint source's CPU budget.  The scanner's own pacing knobs live in
  * debugfs, which kernel lockdown closes on many servers, so the agent meters
  * the faults it causes instead: each epoch it credits budget x time, debits

@@ -174,15 +174,18 @@ static int on_skip(void *ctx, void *data, size_t len)
 }
 
 /*
- * Whether t fits one scan chunk: the kernel walks it whole the moment its
- * pass ends.  Its size is known once a sweep has covered it: before, the
- * pages tracked so far made a big process look like one chunk, and a pass
- * that had not marked its fast pages counted as one that had.
+ * Whether the kernel walks t whole in one call of its scanner, the moment its
+ * pass ends (task_numa_work: a call walks up to 256 MiB of VMA spans with
+ * pages it marked, and 8 times that of spans in all).  Known once a sweep has
+ * covered t: before, the part swept so far made a big process look like one
+ * chunk, and a pass that had not marked its fast pages counted as one that
+ * had.  Spans, not pages: a few pages spread over a wide span take several
+ * calls.
  */
-static bool one_chunk(const struct tracker *tr, const struct target *t)
+static bool one_chunk(const struct target *t)
 {
-	return t->sweep_gen &&
-	       tracker__target_pages(t) * (uint64_t)tr->page_size <= HINT_SCAN_CHUNK_BYTES;
+	return t->sweep_gen && t->span.present <= HINT_SCAN_CHUNK_BYTES &&
+	       t->span.mapped <= 8 * HINT_SCAN_CHUNK_BYTES;
 }
 
 /* One target's look: a pass that ended since the last look marked what it did not skip. */
@@ -205,7 +208,7 @@ static void follow_target(struct marks *m, struct tracker *tr, struct target *t,
 		f->pass_open &= open;
 		return;
 	}
-	fast = open && (f->pass_open || one_chunk(tr, t));
+	fast = open && (f->pass_open || one_chunk(t));
 	tracker__mark_pass(tr, t, fast, fast_mask);
 	if (fast && !f->overflow)
 		f->fast_pass = tr->epoch;

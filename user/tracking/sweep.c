@@ -489,6 +489,7 @@ static int sweep_end(struct tracker *tr, struct target *t)
 		gone = t->pt.pages[i].flags & PAGE_GONE;
 	t->sweep_gen++;
 	t->sweep_cursor = 0;
+	t->span = t->span_acc;
 	t->last_scan_epoch = tr->epoch ? tr->epoch : 1;
 	if (gone) {
 		int err = target__compact(t);
@@ -497,6 +498,23 @@ static int sweep_end(struct tracker *tr, struct target *t)
 		return err;
 	}
 	return 0;
+}
+
+/*
+ * The NUMA scanner walks a VMA in pieces of HINT_SCAN_CHUNK_BYTES from its
+ * start, and counts a piece whole against a call's budget if it marked a
+ * page in it (task_numa_work): the piece of address a, in the VMA
+ * [vstart, vend), has a page.
+ */
+static void count_piece(struct target *t, uint64_t vstart, uint64_t vend, uint64_t a)
+{
+	uint64_t p0 = vstart + (a - vstart) / HINT_SCAN_CHUNK_BYTES * HINT_SCAN_CHUNK_BYTES;
+	uint64_t p1 = p0 + HINT_SCAN_CHUNK_BYTES < vend ? p0 + HINT_SCAN_CHUNK_BYTES : vend;
+
+	if (p1 <= t->span_counted)
+		return;
+	t->span_acc.present += p1 - (p0 > t->span_counted ? p0 : t->span_counted);
+	t->span_counted = p1;
 }
 
 int tracker__sweep(struct tracker *tr, struct target *t, double deadline)
@@ -518,21 +536,26 @@ int tracker__sweep(struct tracker *tr, struct target *t, double deadline)
 		err = fd < 0 ? fd : -ENOMEM;
 		goto out;
 	}
-	if (!t->sweep_cursor)
+	if (!t->sweep_cursor) {
 		t->scanned_new = 0;
+		t->span_acc = (struct vma_span){ 0 };
+		t->span_counted = 0;
+	}
 	c->start = UINT64_MAX;
 	while (!err && fgets(line, sizeof(line), maps)) {
 		unsigned long long start, end, inode;
 		char perms[8], name[256] = "";
+		uint64_t a, vstart;
 
 		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu %255s", &start, &end,
 			   perms, &inode, name) < 4)
 			continue;
 		if (!vma_eligible(perms, inode, name) || end <= t->sweep_cursor)
 			continue;
+		vstart = start;
 		if (start < t->sweep_cursor)
 			start = t->sweep_cursor;
-		for (uint64_t a = start; !err && a < end;) {
+		for (a = start; !err && a < end;) {
 			int found;
 			uint64_t cstart = a & ~(SWEEP_CHUNK - 1), b = cstart + SWEEP_CHUNK;
 
@@ -556,6 +579,8 @@ int tracker__sweep(struct tracker *tr, struct target *t, double deadline)
 			}
 			found = read_range(tr, fd, c, a, b);
 			err = found < 0 ? found : 0;
+			if (found > 0)
+				count_piece(t, vstart, end, a);
 			/* Nothing here: on to the chunk of the next present page. */
 			if (!found && b < end) {
 				uint64_t nx = end;
@@ -566,6 +591,8 @@ int tracker__sweep(struct tracker *tr, struct target *t, double deadline)
 			}
 			a = b;
 		}
+		/* a sweep cut short reads the rest of the VMA later */
+		t->span_acc.mapped += (a < end ? a : end) - start;
 		if (!ended)
 			break;
 	}

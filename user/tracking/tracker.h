@@ -41,6 +41,12 @@
 #define REGION_SHIFT 21
 #define REGION_SIZE (1ULL << REGION_SHIFT)
 #define REGION_PAGES (1U << (REGION_SHIFT - CXLT_PAGE_SHIFT))
+/*
+ * The NUMA scanner walks at most this much of a process at a time (the
+ * kernel's default scan_size_mb): a process no bigger is walked whole in the
+ * instant its pass ends.
+ */
+#define HINT_SCAN_CHUNK_BYTES (256ULL << 20)
 /* One bit of a region's chunk maps: 8 pages, 32 KiB. */
 #define CHUNK_PAGES (REGION_PAGES / 64)
 
@@ -127,6 +133,12 @@ struct target {
 	uint64_t last_scan_epoch;	/* the last completed sweep; 0: none yet */
 	uint64_t sweep_cursor;	/* where the sweep under way goes on; 0: a new sweep */
 	uint32_t sweep_gen;	/* counts completed sweeps */
+	/* Bytes of the VMAs the last whole sweep read (mapped), and of their
+	 * scanner pieces where it found pages (present): what a NUMA scanner
+	 * pass walks.  The sweep under way's in span_acc, its present pieces
+	 * counted up to span_counted. */
+	struct vma_span { uint64_t mapped, present; } span, span_acc;
+	uint64_t span_counted;
 	struct page_table pt;
 	struct region_table rt;
 	struct target_counters ctr;

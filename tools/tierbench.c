@@ -573,7 +573,8 @@ static void usage(FILE *f)
 "      --seed N               PRNG seed (default 1)\n"
 "      --wait-start           after set-up and the info line, wait for a line (or\n"
 "                             EOF) on stdin before running\n"
-"      --report-interval SECONDS  print ops/s every SECONDS (default 0: off)\n"
+"      --report-interval SECONDS  print ops/s every SECONDS, and as the hot\n"
+"                             window moves (default 0: off)\n"
 "      --placement            with each progress line and at the end, print how\n"
 "                             many hot and cold pages sit on each node (hot: the\n"
 "                             window as it is then, moved by --shift)\n"
@@ -737,6 +738,9 @@ static double run(struct bench *b)
 			if (t >= next_shift) {
 				atomic_fetch_add(&b->shift_epoch, 1);
 				next_shift += o->shift;
+				/* report the new window as it starts: what a
+				 * watcher counts the pages placed in it from */
+				next_report = t;
 			}
 			wake = next_shift < wake ? next_shift : wake;
 		}

@@ -9,7 +9,8 @@
 # A workload's wl_setup lists the pages it follows in /tmp/pages ("h ADDR" or
 # "c ADDR", pageset's format; its "h" pages are watched for the time to 90%, unless
 # it names another list in WL_HOT) and its wl_place prints "HOT_ON_0 COLD_ON_0
-# PINGPONG" (marked_place does, from that list).
+# PINGPONG" (marked_place does, from that list).  One whose hot set moves defines
+# wl_placed, the hot pages placed over the run (else: the hot set's rise on node 0).
 # Usage: sh guest.sh WORKLOAD SECONDS SYSTEM...
 . /tests/lib.sh
 wl=$1 secs=$2
@@ -40,6 +41,20 @@ TB_PP_STEP=8
 tb_place() {
 	pp=$(pages_where | sed -n 's/.*pingpong=\([0-9]*\).*/\1/p')
 	echo "$(placement_of /tmp/wl.out hot 0) $(placement_of /tmp/wl.out cold 0) ${pp:+$((pp * TB_PP_STEP))}"
+}
+# The hot pages placed over the run, window by window (tierbench-shift's wl_placed):
+# for each hot window, from tierbench's reports, the most of it on node 0 less what was
+# there as it started (tierbench reports as the window moves).
+tb_placed_by_window() {
+	awk '/^tierbench: (pid=|progress)/ { sub(/.*hot_start=/, ""); id = $1 }
+	/^tierbench: placement/ {
+		n = 0
+		for (i = 3; i <= NF && $i != "cold:"; i++)
+			if ($i ~ /^node0=/) n = substr($i, 7) + 0
+		if (!seen || id != cur) { sum += max - first; cur = id; first = max = n; seen = 1 }
+		else if (n > max) max = n
+	}
+	END { print sum + max - first }' /tmp/wl.out
 }
 tb_finish() {
 	local rc=0
@@ -239,7 +254,8 @@ for sys in $systems; do
 	hints=$(( $(vmstat numa_hint_faults) - hint0 ))
 	wl_finish > /tmp/verified	# not in $(): it waits for the workload
 	verified=$(cat /tmp/verified)
-	placed=$((hot0 - hot0_start))
+	# a workload whose hot set moves counts each set's placed pages (wl_placed)
+	if type wl_placed > /dev/null 2>&1; then placed=$(wl_placed); else placed=$((hot0 - hot0_start)); fi
 	line="result $wl $sys hot=$HOT cold=$COLD seconds_to_90pct=${reached:-never} t90_look_s=$look agent_start_s=${start_s:--}"
 	line="$line steady_pct=-"	# from the series, by compare
 	line="$line hot_placed=$placed migrated=$mig"

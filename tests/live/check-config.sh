@@ -7,8 +7,15 @@ set -euo pipefail
 . "$(dirname "$0")/lib.bash"
 sleep 60 & sleeper=$!
 
-# A zombie: the child exits, and its parent (now sleep) never reaps it.
-sh -c 'sleep 0 & echo $! > "$1"; exec sleep 60' sh "$work/zpid" & child=$!
+# A zombie: the child exits, and its parent never reaps it (a shell may: one
+# run in many, the child of `sh -c 'sleep 0 & ...; exec sleep 60'` was gone).
+python3 -c 'import os, sys, time
+pid = os.fork()
+if pid == 0:
+    os._exit(0)
+with open(sys.argv[1], "w") as f:
+    f.write(str(pid))
+time.sleep(60)' "$work/zpid" & child=$!
 wait_for 10 "the zombie's pid" test -s "$work/zpid"
 zombie=$(cat "$work/zpid")
 is_zombie() { [ "$(awk '{ print $3 }' "/proc/$zombie/stat" 2>/dev/null)" = Z ]; }

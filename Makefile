@@ -85,10 +85,33 @@ $(BUILD)/tierbench: tools/tierbench.c $(BUILD)/obj/tracking/pfn_nodes.o $(BUILD)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 $(CFLAGS) $(WARNINGS) -Iinclude -Iuser -Iuser/tracking -pthread -o $@ $^ -lnuma -lm
 
-# A real program's loads and stores as a trace (valgrind's lackey, streamed).
-$(BUILD)/cxltier-capture: tools/capture.c $(BUILD)/libcxlt.a | $(BUILD)
+# A real program's loads and stores as a trace: cxltier-capture runs it under
+# valgrind with cxltier's tool (tools/capture-valgrind.c), which links with
+# valgrind's own core as Debian's valgrind package ships it, at valgrind's
+# load address, without libc.  VALGRIND_LIB must name one directory holding
+# the tool and valgrind's files: $(BUILD)/valgrind, links to the latter.
+VG_ARCH     := $(patsubst x86_64,amd64,$(patsubst aarch64,arm64,$(shell uname -m)))
+VG_PLATFORM := $(VG_ARCH)-linux
+VG_CORE     := $(firstword $(wildcard /usr/lib/*/valgrind/libcoregrind-$(VG_PLATFORM).a))
+VG_EXECDIR  := $(firstword $(patsubst %/lackey-$(VG_PLATFORM),%,$(wildcard \
+	/usr/libexec/valgrind/lackey-$(VG_PLATFORM) /usr/lib/*/valgrind/lackey-$(VG_PLATFORM))))
+VG_TOOL     := $(if $(and $(VG_CORE),$(VG_EXECDIR)),$(BUILD)/valgrind/cxltier-$(VG_PLATFORM))
+VG_CFLAGS   := -O2 -g -fno-pie -fno-stack-protector -fno-builtin -fno-strict-aliasing \
+	-Wall -Wextra -Wno-unused-parameter -I/usr/include/valgrind -Itools \
+	-DVGA_$(VG_ARCH)=1 -DVGO_linux=1 -DVGP_$(VG_ARCH)_linux=1 -DVGPV_$(VG_ARCH)_linux_vanilla=1
+
+$(BUILD)/cxltier-capture: tools/capture.c tools/capture-wire.h $(BUILD)/libcxlt.a $(VG_TOOL) | $(BUILD)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libcxlt.a $(LDLIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -Itools -DVG_PLATFORM='"$(VG_PLATFORM)"' -o $@ $< $(BUILD)/libcxlt.a $(LDLIBS)
+
+$(BUILD)/valgrind/cxltier-$(VG_PLATFORM): tools/capture-valgrind.c tools/capture-wire.h $(VG_CORE) | $(BUILD)/obj
+	$(call msg,VGTOOL,$@)
+	$(Q)mkdir -p $(BUILD)/valgrind && ln -sf $(VG_EXECDIR)/* $(BUILD)/valgrind/
+	$(Q)gcc $(VG_CFLAGS) -c -o $(BUILD)/obj/capture-valgrind.o $<
+	$(Q)gcc -static -nodefaultlibs -nostartfiles -u _start -Wl,--build-id=none \
+		-Wl,-Ttext-segment=0x58000000 -o $@ $(BUILD)/obj/capture-valgrind.o \
+		$(VG_CORE) $(dir $(VG_CORE))libvex-$(VG_PLATFORM).a -lgcc \
+		$(dir $(VG_CORE))libgcc-sup-$(VG_PLATFORM).a
 
 $(BUILD)/policies/%.so: tiering-policies/%.c include/cxltier/policy.h include/cxltier/policy-helpers.h | $(BUILD)/policies
 	$(call msg,POLICY,$@)

@@ -2,10 +2,14 @@
 /*
  * cxltier-capture: a real program's every load and store as a cxltier trace.
  *
- * Runs the program under valgrind's lackey (--trace-mem=yes), whose lines
- * ("I  0401000,3", " L 7ff000a08,8", " S ...", " M ...") come through a pipe
- * and are counted as they come: nothing goes through a file of text.  The
- * same reader imports lackey text from a file or stdin (--import), the
+ * Runs the program under valgrind with cxltier's own tool
+ * (tools/capture-valgrind.c), which counts the accesses per page inside
+ * valgrind and sends each window's counts through a pipe.  Where that tool
+ * is not built, or with --lackey, it runs valgrind's lackey
+ * (--trace-mem=yes) instead, whose lines ("I  0401000,3", " L 7ff000a08,8",
+ * " S ...", " M ...") come through a pipe and are counted as they come:
+ * the same counts, many times slower (a write(2) per line).  The lackey
+ * reader also imports lackey text from a file or stdin (--import), the
  * format public tiering trace sets use.
  *
  * Time is the instruction count (one instruction is one nanosecond in the
@@ -20,6 +24,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +32,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "capture-wire.h"
 #include "trace.h"
 #include "util.h"
 
@@ -34,16 +40,19 @@ static const char usage_text[] =
 "Usage: cxltier-capture [OPTIONS] -o TRACE -- PROGRAM [ARGS...]\n"
 "       cxltier-capture [OPTIONS] -o TRACE --import LACKEY.txt|-\n"
 "\n"
-"Writes every load and store of PROGRAM (run under valgrind --tool=lackey)\n"
-"as a cxltier trace for cxltier-replay: accesses per 4 KiB page, summed over\n"
-"windows of instructions, streamed from a pipe. --import reads lackey's text\n"
-"from a file (or - for stdin) instead of running a program.\n"
+"Writes every load and store of PROGRAM (run under valgrind with cxltier's\n"
+"tool, built beside this program in valgrind/) as a cxltier trace for\n"
+"cxltier-replay: accesses per 4 KiB page, summed over windows of\n"
+"instructions, streamed from a pipe. --import reads valgrind lackey's text\n"
+"(--tool=lackey --trace-mem=yes) from a file (or - for stdin) instead.\n"
 "\n"
 "Options:\n"
 "  -o, --output TRACE     the trace to write (required)\n"
 "  -w, --window N         instructions per window, one trace epoch of N ns\n"
 "                         (default 1000000)\n"
 "      --import FILE|-    read lackey text instead of running a program\n"
+"      --lackey           run PROGRAM under valgrind's lackey, not cxltier's\n"
+"                         tool: the same counts, 10 or more times slower\n"
 "      --tgid N           the process id the samples carry (default 1000)\n"
 "  -q, --quiet            no progress line\n"
 "  -h, --help             this text\n"
@@ -92,7 +101,7 @@ static int counts_grow(struct counts *c)
 	return 0;
 }
 
-static int count(struct counts *c, uint64_t page, unsigned n)
+static int count(struct counts *c, uint64_t page, uint64_t n)
 {
 	size_t j;
 
@@ -178,6 +187,16 @@ static int line(struct capture *x, const char *s)
 	return count(&x->c, addr >> PAGE_SHIFT, kind == 'M' ? 2 : 1);
 }
 
+static void progress(struct capture *x, double *next)
+{
+	if (x->quiet || now_sec() < *next)
+		return;
+	fprintf(stderr, "\rcxltier-capture: %" PRIu64 " M instructions, %" PRIu64
+		" M accesses, %" PRIu64 " samples", x->instr >> 20, x->accesses >> 20, x->samples);
+	*next = now_sec() + 1;
+}
+
+/* Lackey's text, a line at a time. */
 static int read_stream(struct capture *x, FILE *in)
 {
 	char buf[512];
@@ -186,12 +205,8 @@ static int read_stream(struct capture *x, FILE *in)
 
 	while (!err && fgets(buf, sizeof(buf), in)) {
 		err = line(x, buf);
-		if (!x->quiet && !(x->lines & 0xfffff) && now_sec() >= next) {
-			fprintf(stderr, "\rcxltier-capture: %" PRIu64 " M instructions, %" PRIu64
-				" M accesses, %" PRIu64 " samples", x->instr >> 20, x->accesses >> 20,
-				x->samples);
-			next = now_sec() + 1;
-		}
+		if (!(x->lines & 0xfffff))
+			progress(x, &next);
 	}
 	if (!err && ferror(in))
 		err = -EIO;
@@ -202,8 +217,67 @@ static int read_stream(struct capture *x, FILE *in)
 	return err;
 }
 
-/* valgrind --tool=lackey --trace-mem=yes --log-fd=N PROGRAM, its text on a pipe. */
-static int run_lackey(struct capture *x, char **argv, int *status)
+/* The cxltier tool's records (capture-wire.h): a window's pages, then its end. */
+static int read_wire(struct capture *x, FILE *in)
+{
+	struct capture_rec r[4096];
+	double next = now_sec() + 1;
+	size_t n;
+	int err = 0;
+	bool ended = false;
+
+	while (!err && (n = fread(r, sizeof(r[0]), sizeof(r) / sizeof(r[0]), in))) {
+		for (size_t i = 0; i < n && !err; i++) {
+			if (ended) {
+				err = -EPROTO;
+			} else if (r[i].page == CAPTURE_WINDOW_END) {
+				x->window_end = x->instr = r[i].n;
+				err = flush(x);
+			} else if (r[i].page == CAPTURE_EXIT) {
+				x->instr = r[i].n;
+				ended = true;
+			} else {
+				x->accesses += r[i].n;
+				err = count(&x->c, r[i].page, r[i].n);
+			}
+		}
+		progress(x, &next);
+	}
+	if (!err && ferror(in))
+		err = -EIO;
+	if (!x->quiet)
+		fputc('\n', stderr);
+	return err;
+}
+
+/*
+ * Where cxltier's valgrind tool was built: valgrind/ beside this program,
+ * holding the tool and links to valgrind's own files (VALGRIND_LIB wants
+ * them in one directory).  NULL when it is not there.
+ */
+static const char *tool_dir(void)
+{
+	static char dir[PATH_MAX + 16];
+	char exe[PATH_MAX], tool[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	if (!(slash = strrchr(exe, '/')))
+		return NULL;
+	*slash = '\0';
+	snprintf(dir, sizeof(dir), "%s/valgrind", exe);
+	snprintf(tool, sizeof(tool), "%s/cxltier-%s", dir, VG_PLATFORM);
+	return access(tool, X_OK) ? NULL : dir;
+}
+
+/*
+ * valgrind PROGRAM with cxltier's tool (dir) or lackey (dir NULL), its
+ * output on a pipe, read as it comes.
+ */
+static int run_valgrind(struct capture *x, char **argv, const char *dir, int *status)
 {
 	int p[2], err;
 	pid_t pid;
@@ -215,13 +289,25 @@ static int run_lackey(struct capture *x, char **argv, int *status)
 	if (pid < 0)
 		return -errno;
 	if (!pid) {
-		char fdarg[32];
-		char *args[64] = { "valgrind", "--tool=lackey", "--trace-mem=yes", fdarg };
-		int n = 4;
+		char fdarg[32], winarg[48];
+		char *args[72] = { "valgrind" };
+		int n = 1;
 
 		close(p[0]);
-		snprintf(fdarg, sizeof(fdarg), "--log-fd=%d", p[1]);
-		for (int i = 0; argv[i] && n < 63; i++)
+		if (dir) {
+			snprintf(fdarg, sizeof(fdarg), "--cxlt-fd=%d", p[1]);
+			snprintf(winarg, sizeof(winarg), "--cxlt-window=%" PRIu64, x->window);
+			args[n++] = "-q";
+			args[n++] = "--tool=cxltier";
+			args[n++] = winarg;
+			setenv("VALGRIND_LIB", dir, 1);
+		} else {
+			snprintf(fdarg, sizeof(fdarg), "--log-fd=%d", p[1]);
+			args[n++] = "--tool=lackey";
+			args[n++] = "--trace-mem=yes";
+		}
+		args[n++] = fdarg;
+		for (int i = 0; argv[i] && n < 71; i++)
 			args[n++] = argv[i];
 		args[n] = NULL;
 		execvp("valgrind", args);
@@ -233,7 +319,7 @@ static int run_lackey(struct capture *x, char **argv, int *status)
 	/* A large pipe: lackey writes a line per access, and every wake-up costs. */
 	fcntl(p[0], F_SETPIPE_SZ, 1 << 20);
 	in = fdopen(p[0], "r");
-	err = in ? read_stream(x, in) : -errno;
+	err = !in ? -errno : dir ? read_wire(x, in) : read_stream(x, in);
 	if (in)
 		fclose(in);
 	if (err)
@@ -249,6 +335,7 @@ int main(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' }, { "window", required_argument, NULL, 'w' },
 		{ "import", required_argument, NULL, 'I' }, { "tgid", required_argument, NULL, 'T' },
 		{ "quiet", no_argument, NULL, 'q' },	    { "help", no_argument, NULL, 'h' },
+		{ "lackey", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct trace_node nodes[2] = {
@@ -256,7 +343,8 @@ int main(int argc, char **argv)
 		{ .id = 1, .role = CXLT_NODE_SLOW, .tier = 22 },
 	};
 	static struct capture x = { .window = 1000000, .tgid = 1000 };
-	const char *out = NULL, *import = NULL;
+	const char *out = NULL, *import = NULL, *dir;
+	bool lackey = false;
 	int opt, err, status = 0;
 	uint64_t u;
 
@@ -278,6 +366,7 @@ int main(int argc, char **argv)
 			x.tgid = (uint32_t)u;
 			break;
 		case 'q': x.quiet = true; break;
+		case 'L': lackey = true; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: fprintf(stderr, "Try 'cxltier-capture --help'.\n"); return 2;
 		}
@@ -302,7 +391,12 @@ int main(int argc, char **argv)
 		if (in != stdin)
 			fclose(in);
 	} else {
-		err = run_lackey(&x, argv + optind, &status);
+		dir = lackey ? NULL : tool_dir();
+		if (!dir && !lackey)
+			fprintf(stderr, "cxltier-capture: cxltier's valgrind tool is not built beside this program "
+					"(make builds it where valgrind's libcoregrind is installed): running lackey, "
+					"10 or more times slower\n");
+		err = run_valgrind(&x, argv + optind, dir, &status);
 	}
 	if ((opt = trace_writer__close(&x.w)) && !err)
 		err = opt;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make traces: real programs from Debian, captured whole (every load and
-# store, cxltier-capture on valgrind's lackey) into build/traces/, then each
+# store, cxltier-capture with cxltier's valgrind tool) into build/traces/, then each
 # replayed with every shipped policy against the oracle at 1:4, a row per
 # policy and sampler: the policies see the trace as recorded (none: every
 # access) and as each live source would have sampled it, at the agent's

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # cxltier-capture: lackey text becomes per-page access counts per window of
 # instructions, every access kept (weights split at 65535, a modify counts
-# twice, valgrind's own lines skipped); a real program run under lackey
-# through the pipe gives a trace the replay reads, with as many accesses
-# as the capture counted.
+# twice, valgrind's own lines skipped); a real program run under cxltier's
+# valgrind tool through the pipe gives a trace the replay reads, with as
+# many accesses as the capture counted, the same instructions and the same
+# accesses on every page as under lackey; a program that forks leaves a
+# trace of its own accesses only.
 set -euo pipefail
 BUILD=${BUILD:-build}
 C="$BUILD/cxltier-capture"
@@ -33,6 +35,7 @@ echo "import: exact"
 head -c 65536 "$C" > "$work/input"
 "$C" -o "$work/xz.trace" -- xz -1 -c "$work/input" > /dev/null 2> "$work/xz.err" ||
 	fail "capture of xz failed: $(tail -3 "$work/xz.err")"
+! grep -q "running lackey" "$work/xz.err" || fail "cxltier's valgrind tool was not used: $(cat "$work/xz.err")"
 n=$(sed -n 's/.* instructions, \([0-9]*\) accesses.*/\1/p' "$work/xz.err" | tail -1)
 [ -n "$n" ] && [ "$n" -gt 100000 ] || fail "xz made only '$n' accesses: $(tail -2 "$work/xz.err")"
 sum=$("$BUILD/cxltier-replay" --to-csv "$work/xz.trace" | awk -F, 'NR > 1 { s += $5 } END { print s }')
@@ -41,6 +44,29 @@ sum=$("$BUILD/cxltier-replay" --to-csv "$work/xz.trace" | awk -F, 'NR > 1 { s +=
 	fail "the replay refused the capture: $(cat "$work/replay.out")"
 grep -q '^hotset ' "$work/replay.out" || fail "no hotset row: $(cat "$work/replay.out")"
 echo "xz: $n accesses, all in the trace"
+
+# The tool against lackey.  The program's environment must be the same in
+# both (the capture gives the tool's run VALGRIND_LIB, and the dynamic
+# loader's instructions depend on the environment's length).
+head -c 16384 "$C" > "$work/small"   # lackey runs 100 times slower
+per_page() { "$BUILD/cxltier-replay" --to-csv "$1" | awk -F, 'NR > 1 { s[$3] += $5 } END { for (p in s) print p, s[p] }' | sort; }
+for how in tool lackey; do
+	flag=; [ "$how" = tool ] || flag=--lackey
+	VALGRIND_LIB="$(cd "$BUILD" && pwd)/valgrind" "$C" $flag -o "$work/$how.trace" -- \
+		gzip -6 -c "$work/small" > /dev/null 2> "$work/$how.err" || fail "capture under $how failed: $(tail -3 "$work/$how.err")"
+	tail -1 "$work/$how.err" | sed 's/.*trace: //' > "$work/$how.sum"
+	per_page "$work/$how.trace" > "$work/$how.pages"
+done
+diff "$work/lackey.sum" "$work/tool.sum" || fail "instructions or accesses differ from lackey's"
+diff -q "$work/lackey.pages" "$work/tool.pages" > /dev/null || fail "accesses per page differ from lackey's"
+echo "tool and lackey: $(cat "$work/tool.sum"), $(wc -l < "$work/tool.pages") pages, each the same"
+
+# A shell that forks xz: the child's moments under valgrind before its exec
+# send nothing, so the records stay whole.
+"$C" -o "$work/sh.trace" -- sh -c "xz -1 -c '$work/input' > /dev/null; exit 0" 2> "$work/sh.err" ||
+	fail "capture of a forking shell failed: $(tail -3 "$work/sh.err")"
+"$BUILD/cxltier-replay" --to-csv "$work/sh.trace" > /dev/null || fail "the forking shell's trace is unreadable"
+echo "forking shell: $(tail -1 "$work/sh.err" | sed 's/.*trace: //')"
 
 out=$("$C" -o "$work/x.trace" 2>&1) && fail "no program accepted"
 grep -q "give -o TRACE and either" <<< "$out" || fail "usage message: $out"

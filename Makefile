@@ -181,7 +181,7 @@ fuzz: all
 	$(Q)BUILD=$(BUILD) tests/fuzz/build.sh
 	$(Q)BUILD=$(BUILD) tests/fuzz/run.sh $(FUZZ_SECONDS)
 
-bench: $(VM_INPUTS) $(BUILD)/bench_controller $(BUILD)/bench_mover $(BUILD)/bench_sandbox
+bench: all $(VM_INPUTS) $(BUILD)/bench_controller $(BUILD)/bench_mover $(BUILD)/bench_sandbox
 	$(Q)echo "== controller cost (this machine) =="
 	$(Q)$(BUILD)/bench_controller
 	$(Q)echo "== the tracker at scale, live (this machine) =="
@@ -192,6 +192,8 @@ bench: $(VM_INPUTS) $(BUILD)/bench_controller $(BUILD)/bench_mover $(BUILD)/benc
 	$(Q)BUILD=$(BUILD) tests/bench/overhead.sh
 	$(Q)echo "== policies in replay, against the oracle =="
 	$(Q)BUILD=$(BUILD) tests/bench/replay.sh
+	$(Q)echo "== real programs, captured whole (make traces) =="
+	$(Q)BUILD=$(BUILD) tools/traces.sh --summary
 	$(Q)echo "== sampling overhead (emulated CXL machine) =="
 	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/overhead.sh'
 	$(Q)bash -c '. tests/vm/common.bash && vm_scenario tools/vm/scenarios/overhead.sh --kernel 6.12'

@@ -9,7 +9,8 @@
 # million instructions is one second, one epoch, so a program of a few
 # billion instructions runs for half an hour or more, as tiering sees
 # programs.  Last, a summary: the default policy (hotset) against the
-# oracle on each program, under each live sampler.
+# oracle on each program, under each live sampler (--summary: only that,
+# as make bench prints it).
 #
 # Adding a program is one line in the corpus below: NAME  COMMAND...  A
 # server needs a client too: driver[NAME] is a shell snippet run beside
@@ -17,6 +18,8 @@
 # program and then makes it exit.
 set -euo pipefail
 BUILD=${BUILD:-build}
+summary_only=false
+[ "${1:-}" != --summary ] || summary_only=true
 out="$BUILD/traces"
 mkdir -p "$out"
 # The compressors' input: 4 MiB of CSV, the same bytes on every machine.
@@ -76,7 +79,7 @@ for entry in "${corpus[@]}"; do
 	fi
 	echo "captured in $(( $(date +%s) - start )) s: $out/$name.trace"
 	# shellcheck disable=SC2086
-	"$BUILD/cxltier-replay" --time-scale 1000 --fast-ratio 1:4 --policy-dir "$BUILD/policies" \
+	$summary_only || "$BUILD/cxltier-replay" --time-scale 1000 --fast-ratio 1:4 --policy-dir "$BUILD/policies" \
 		--sampler none,pmu,hint,fault,damon "$out/$name.trace" $policies
 	"$BUILD/cxltier-replay" --json --time-scale 1000 --fast-ratio 1:4 --policy-dir "$BUILD/policies" \
 		--sampler none,pmu,hint "$out/$name.trace" hotset |

@@ -30,6 +30,7 @@
 #include "pub_tool_machine.h"
 #include "pub_tool_mallocfree.h"
 #include "pub_tool_options.h"
+#include "pub_tool_vkiscnums.h"
 
 #include "capture-wire.h"
 
@@ -251,6 +252,25 @@ static IRSB *instrument(VgCallbackClosure *closure, IRSB *in, const VexGuestLayo
 	return out;
 }
 
+/*
+ * valgrind does not follow an exec (without --trace-children, which would
+ * start a second tool on the same pipe): the new program runs natively and
+ * this tool's fini never comes.  So what ran before goes out now, in case
+ * the exec succeeds; cxltier-capture sees no exit record and says why.
+ */
+static void pre_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs)
+{
+	if (sysno == __NR_execve || sysno == __NR_execveat) {
+		end_window(window_end);
+		out_rec(CAPTURE_SO_FAR, instrs);
+		out_flush();
+	}
+}
+
+static void post_syscall(ThreadId tid, UInt sysno, UWord *args, UInt nargs, SysRes res)
+{
+}
+
 static void child_after_fork(ThreadId tid)
 {
 	/* A forked child is not the program captured: its counts go nowhere. */
@@ -305,6 +325,7 @@ static void pre_clo_init(void)
 	VG_(details_avg_translation_sizeB)(200);
 	VG_(basic_tool_funcs)(post_clo_init, instrument, fini);
 	VG_(needs_command_line_options)(process_option, print_usage, print_debug_usage);
+	VG_(needs_syscall_wrapper)(pre_syscall, post_syscall);
 }
 
 VG_DETERMINE_INTERFACE_VERSION(pre_clo_init)

@@ -4,7 +4,8 @@
  * cxltier-capture (tools/capture.c) on the pipe: 16-byte records in the
  * host's byte order, for each window of instructions every 4 KiB page it
  * touched with its access count, then a window-end record.  The last
- * record, at the program's exit, carries the instructions executed.
+ * record, at the program's exit, carries the instructions executed; one
+ * before each exec(2) the count so far.
  * Plain C types only: the tool is built without libc.
  */
 #ifndef CXLT_CAPTURE_WIRE_H
@@ -17,5 +18,6 @@ struct capture_rec {
 
 #define CAPTURE_WINDOW_END (~0ULL)	/* n: the window's end, in instructions */
 #define CAPTURE_EXIT (~0ULL - 1)	/* n: instructions executed in all */
+#define CAPTURE_SO_FAR (~0ULL - 2)	/* n: instructions so far (before an exec) */
 
 #endif

@@ -125,6 +125,7 @@ struct capture {
 	uint64_t window, instr, window_end, accesses, samples, lines, bad;
 	uint32_t tgid;
 	bool quiet;
+	bool exited;	/* the tool's exit record came: the program ended under valgrind */
 };
 
 /* The window's counts as samples at its end time; weights split at 65535. */
@@ -224,18 +225,17 @@ static int read_wire(struct capture *x, FILE *in)
 	double next = now_sec() + 1;
 	size_t n;
 	int err = 0;
-	bool ended = false;
 
 	while (!err && (n = fread(r, sizeof(r[0]), sizeof(r) / sizeof(r[0]), in))) {
 		for (size_t i = 0; i < n && !err; i++) {
-			if (ended) {
+			if (x->exited) {
 				err = -EPROTO;
 			} else if (r[i].page == CAPTURE_WINDOW_END) {
 				x->window_end = x->instr = r[i].n;
 				err = flush(x);
-			} else if (r[i].page == CAPTURE_EXIT) {
+			} else if (r[i].page == CAPTURE_EXIT || r[i].page == CAPTURE_SO_FAR) {
 				x->instr = r[i].n;
-				ended = true;
+				x->exited = r[i].page == CAPTURE_EXIT;
 			} else {
 				x->accesses += r[i].n;
 				err = count(&x->c, r[i].page, r[i].n);
@@ -343,7 +343,7 @@ int main(int argc, char **argv)
 		{ .id = 1, .role = CXLT_NODE_SLOW, .tier = 22 },
 	};
 	static struct capture x = { .window = 1000000, .tgid = 1000 };
-	const char *out = NULL, *import = NULL, *dir;
+	const char *out = NULL, *import = NULL, *dir = NULL;
 	bool lackey = false;
 	int opt, err, status = 0;
 	uint64_t u;
@@ -404,6 +404,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cxltier-capture: %s: %s\n", out, strerror(-err));
 		return 1;
 	}
+	if (dir && !x.exited && WIFEXITED(status))
+		fprintf(stderr, "cxltier-capture: the program replaced itself with exec(2), which valgrind does "
+				"not follow: the trace holds what ran before it (capture the program it ran "
+				"directly, not through a shell's exec)\n");
 	if (!import && (!WIFEXITED(status) || WEXITSTATUS(status))) {
 		fprintf(stderr, "cxltier-capture: the program under valgrind did not exit 0 (status %d); the trace holds what it did\n",
 			status);

@@ -5,7 +5,8 @@
 # valgrind tool through the pipe gives a trace the replay reads, with as
 # many accesses as the capture counted, the same instructions and the same
 # accesses on every page as under lackey; a program that forks leaves a
-# trace of its own accesses only.
+# trace of its own accesses only; one that execs, what ran before, and a
+# warning.
 set -euo pipefail
 BUILD=${BUILD:-build}
 C="$BUILD/cxltier-capture"
@@ -67,6 +68,16 @@ echo "tool and lackey: $(cat "$work/tool.sum"), $(wc -l < "$work/tool.pages") pa
 	fail "capture of a forking shell failed: $(tail -3 "$work/sh.err")"
 "$BUILD/cxltier-replay" --to-csv "$work/sh.trace" > /dev/null || fail "the forking shell's trace is unreadable"
 echo "forking shell: $(tail -1 "$work/sh.err" | sed 's/.*trace: //')"
+
+# A shell that execs: valgrind does not follow, so the capture keeps the
+# shell's part and says why the rest is missing.
+"$C" -o "$work/exec.trace" -- sh -c "exec xz -1 -c '$work/input' > /dev/null" 2> "$work/exec.err" ||
+	fail "capture of an exec'ing shell failed: $(tail -3 "$work/exec.err")"
+grep -q "replaced itself with exec(2)" "$work/exec.err" || fail "no word of the exec: $(cat "$work/exec.err")"
+n=$(sed -n 's/.*trace: \([0-9]*\) instructions.*/\1/p' "$work/exec.err")
+[ -n "$n" ] && [ "$n" -gt 1000 ] && [ "$n" -lt 10000000 ] || fail "the shell's part: '$n' instructions"
+"$BUILD/cxltier-replay" --to-csv "$work/exec.trace" > /dev/null || fail "the exec'ing shell's trace is unreadable"
+echo "exec'ing shell: $n instructions before the exec, and a warning"
 
 out=$("$C" -o "$work/x.trace" 2>&1) && fail "no program accepted"
 grep -q "give -o TRACE and either" <<< "$out" || fail "usage message: $out"

@@ -52,7 +52,7 @@ static const char usage_text[] =
 "                         (default 1000000)\n"
 "      --import FILE|-    read lackey text instead of running a program\n"
 "      --lackey           run PROGRAM under valgrind's lackey, not cxltier's\n"
-"                         tool: the same counts, 10 or more times slower\n"
+"                         tool: the same counts, 100 or more times slower\n"
 "      --tgid N           the process id the samples carry (default 1000)\n"
 "  -q, --quiet            no progress line\n"
 "  -h, --help             this text\n"
@@ -395,7 +395,7 @@ int main(int argc, char **argv)
 		if (!dir && !lackey)
 			fprintf(stderr, "cxltier-capture: cxltier's valgrind tool is not built beside this program "
 					"(make builds it where valgrind's libcoregrind is installed): running lackey, "
-					"10 or more times slower\n");
+					"100 or more times slower\n");
 		err = run_valgrind(&x, argv + optind, dir, &status);
 	}
 	if ((opt = trace_writer__close(&x.w)) && !err)

@@ -83,6 +83,17 @@ mktrace "$work/d.trace" 0 1 0 3 1  0 1 4 3 1  $((6 * ms)) 1 0 3 1  $((11 * ms)) 
 "$R" --sampler damon --to-csv "$work/d.trace" -O "$work/d.csv"
 [ "$(samples "$work/d.csv")" = "100000000,1,0x0,damon,3
 100000000,1,0x4000,damon,1" ] || fail "damon sampler: $(cat "$work/d.csv")"
+# A trace as coarse as a capture (samples 1 s apart, each window's accesses
+# at its end): the accesses count as spread over the second after, so
+# page 0, touched 2,000 times, is found in nearly every check of it (about
+# 20 an aggregation, each 100 ms) and page 4, touched once, in about one.
+mktrace "$work/dc.trace" 0 1 0 3 2000  0 1 4 3 1  $((1000 * ms)) 1 0 3 2000  $((1000 * ms)) 1 4 3 1 \
+	$((2000 * ms)) 1 8 3 1
+"$R" --sampler damon --to-csv "$work/dc.trace" -O "$work/dc.csv"
+hot=$(samples "$work/dc.csv" | awk -F, -v e=$((1000 * ms)) '$1 < e && $3 == "0x0" && $5 >= 18 { n++ } END { print n + 0 }')
+once=$(samples "$work/dc.csv" | awk -F, -v e=$((1000 * ms)) '$1 < e && $3 == "0x4000" { n += $5 } END { print n + 0 }')
+[ "$hot" -ge 9 ] && [ "$once" -le 5 ] ||
+	fail "damon on a coarse trace: page 0 in $hot aggregations of 10 at 18 or more, page 4 counted $once: $(cat "$work/dc.csv")"
 
 # pmu:1 reports every access; pmu:N one in N, the same draws for the same
 # seed and others for another; pmu alone is the agent's CPU budget, 3,333

@@ -26,13 +26,15 @@
 
 struct scene {
 	struct model_opts o;
+	struct trace_scan scan;
 	struct result res;
 	struct model md;
 	struct sampler_spec spec;
 	struct sampler_run s;
 };
 
-static struct scene *scene_of(enum sampler_kind kind, const char *label)
+/* res_ns: the trace's resolution, the least gap between two samples' times. */
+static struct scene *scene_res(enum sampler_kind kind, const char *label, uint64_t res_ns)
 {
 	struct scene *sc = calloc(1, sizeof(*sc));
 
@@ -43,8 +45,14 @@ static struct scene *scene_of(enum sampler_kind kind, const char *label)
 	assert_int_equal(tracker__init(&sc->md.tr, 0.5), 0);
 	sc->spec = (struct sampler_spec){ .kind = kind };
 	snprintf(sc->spec.label, sizeof(sc->spec.label), "%s", label);
-	assert_int_equal(sampler_run__init(&sc->s, &sc->spec, &sc->md, 0, &sc->o, 4096, NULL), 0);
+	sc->scan.res_ns = res_ns;
+	assert_int_equal(sampler_run__init(&sc->s, &sc->spec, &sc->md, &sc->scan, &sc->o, 4096, NULL), 0);
 	return sc;
+}
+
+static struct scene *scene_of(enum sampler_kind kind, const char *label)
+{
+	return scene_res(kind, label, 0);
 }
 
 static struct scene *scene_new(void)
@@ -83,7 +91,7 @@ static struct cxlt_page *touch(struct scene *sc, uint64_t t_ns, uint64_t vpage)
 	assert_true(idx >= 0);
 	assert_int_equal(model_pages_grow(&sc->md, ti, t->pt.nr), 0);
 	assert_int_equal(sampler_run__access(&sc->s, &x, ti, idx, created), 0);
-	sc->md.pages[ti][idx].last_ns = model_stamp(t_ns);
+	model_page_at(&sc->md.pages[ti][idx], t_ns, x.weight);
 	return &t->pt.pages[idx];
 }
 
@@ -240,6 +248,52 @@ static void damon_regions_start_without_the_gap(void **state)
 	scene_free(sc);
 }
 
+/* Checks over [T + 5k ms, T + 5(k+1) ms) for the window's 200 checks: how many found the page. */
+static uint32_t window_hits(struct scene *sc, const struct model_page *m, uint64_t t)
+{
+	uint32_t hits = 0;
+
+	for (uint64_t k = 0; k < 200; k++)
+		hits += accessed(&sc->s, m, t + k * 5 * MS, t + (k + 1) * 5 * MS);
+	return hits;
+}
+
+/*
+ * A capture puts a window's accesses at its end: on a trace that coarse,
+ * a page's last sample stands for its accesses spread over the next
+ * window, so DAMON's checks find a page touched once in about one check
+ * of the window's 200, one touched 2,000 times in nearly all, and none
+ * outside the window; on a fine trace a check finds what came in it.
+ */
+static void damon_spreads_a_coarse_window_over_its_checks(void **state)
+{
+	struct scene *sc = scene_res(SAMPLER_DAMON, "damon", 1000 * MS);
+	const uint64_t t = 3000 * MS;
+	struct model_page once = { 0 }, hot = { 0 };
+	uint32_t hits = 0;
+
+	(void)state;
+	model_page_at(&once, t, 1);
+	model_page_at(&hot, t, 1000);
+	model_page_at(&hot, t, 1000);	/* two samples at one time: the weights add */
+	assert_int_equal(hot.last_w, 2000);
+	assert_int_equal(sc->s.spread_ns, 1000 * MS);
+	for (int i = 0; i < 50; i++)
+		hits += window_hits(sc, &once, t);
+	assert_in_range(hits, 25, 80);	/* 50 expected */
+	assert_in_range(window_hits(sc, &hot, t), 199, 200);
+	assert_false(accessed(&sc->s, &hot, t - 5 * MS, t));
+	assert_false(accessed(&sc->s, &hot, t + 1000 * MS, t + 1005 * MS));
+	scene_free(sc);
+
+	/* As fine as the checks: no spreading, a check finds the accesses in it. */
+	sc = scene_res(SAMPLER_DAMON, "damon", 5 * MS);
+	assert_int_equal(sc->s.spread_ns, 0);
+	assert_true(accessed(&sc->s, &once, t, t + 5 * MS));
+	assert_false(accessed(&sc->s, &once, t + 5 * MS, t + 10 * MS));
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +301,7 @@ int main(void)
 		cmocka_unit_test(a_migration_drops_the_scanners_mark),
 		cmocka_unit_test(damon_regions_close_in_on_a_hot_range),
 		cmocka_unit_test(damon_regions_start_without_the_gap),
+		cmocka_unit_test(damon_spreads_a_coarse_window_over_its_checks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

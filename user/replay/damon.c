@@ -26,6 +26,7 @@
  *    tenth (in three when the count stood still since the last split).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -273,6 +274,31 @@ static int update(struct sampler_run *s)
 	return 0;
 }
 
+/*
+ * Whether a check over [prev, now) finds the page accessed.  On a trace
+ * coarser than the checks, the page's last sample stands for last_w
+ * accesses spread evenly over spread_ns after its time: the check finds
+ * one with probability 1 - (1 - overlap / spread_ns)^last_w.
+ */
+static bool accessed(struct sampler_run *s, const struct model_page *m, uint64_t prev, uint64_t now)
+{
+	uint64_t t, lo, hi;
+	double l;
+
+	if (!s->spread_ns)
+		return m->last_ns > prev;	/* last_ns is a model_stamp, one over the time */
+	if (!m->last_ns)
+		return false;
+	t = m->last_ns - 1;
+	lo = t > prev ? t : prev;
+	hi = t > UINT64_MAX - s->spread_ns || t + s->spread_ns > now ? now : t + s->spread_ns;
+	if (hi <= lo)
+		return false;
+	l = hi - lo == s->period_ns ? s->spread_log1p :
+	    log1p(-(double)(hi - lo) / (double)s->spread_ns);
+	return unit_rand(&s->rng) < -expm1((double)m->last_w * l);
+}
+
 int damon_emu__check(struct sampler_run *s, uint64_t prev, uint64_t now)
 {
 	struct damon_emu *dm = &s->dm;
@@ -295,8 +321,7 @@ int damon_emu__check(struct sampler_run *s, uint64_t prev, uint64_t now)
 			struct dregion *r = &dt->r[i];
 			uint32_t k = first_after(a, dt->known, r->check);
 
-			/* Accessed in [prev, now): last_ns is a model_stamp, one over the time. */
-			if (k < dt->known && a[k].page <= r->check && mp[a[k].idx].last_ns > prev) {
+			if (k < dt->known && a[k].page <= r->check && accessed(s, &mp[a[k].idx], prev, now)) {
 				r->nr_accesses++;
 				if (r->nr_accesses > dm->max_nr_accesses)
 					dm->max_nr_accesses = r->nr_accesses;

@@ -98,12 +98,21 @@ struct model_page {
 	int8_t last_to;
 	bool marked;		/* hint: the scanner marked it and no use has faulted since */
 	uint32_t prev;		/* last epoch's accesses, saturated: the lagged oracle's */
+	uint32_t last_w;	/* damon: its accesses at last_ns, saturated */
 };
 
 /* An access at t as model_page.last_ns keeps it: never 0. */
 static inline uint64_t model_stamp(uint64_t t)
 {
 	return t < UINT64_MAX ? t + 1 : t;
+}
+
+/* w accesses at t: the page's last time, and what came at it (a capture's window's). */
+static inline void model_page_at(struct model_page *mp, uint64_t t, uint32_t w)
+{
+	mp->last_w = mp->last_ns != model_stamp(t) ? w :
+		     mp->last_w > UINT32_MAX - w ? UINT32_MAX : mp->last_w + w;
+	mp->last_ns = model_stamp(t);
 }
 
 struct model {
@@ -139,6 +148,7 @@ struct trace_scan {
 	uint64_t samples;		/* records that are samples (not events) */
 	uint64_t pages;			/* distinct (tgid, page) pairs */
 	uint64_t t_first, t_last;	/* samples may be a little out of order across CPUs */
+	uint64_t res_ns;		/* the least gap between two samples' times; 0: one time only */
 	uint64_t vpage_min, vpage_max;
 	uint32_t source_flags;		/* CXLT_SOURCE_REPEATS unless only page faults were recorded */
 	uint64_t accesses;		/* the weights' sum */
@@ -211,6 +221,13 @@ struct sampler_run {
 	uint64_t next_ns;	/* the next pass or check */
 	uint64_t passes, passes_told;	/* hint: passes, and those the tracker knows of */
 	uint64_t last_access_ns;	/* damon: of any page */
+	/*
+	 * damon, on a trace coarser than its checks (a capture puts a window's
+	 * accesses at the window's end): a sample's accesses are taken as
+	 * spread evenly over this long after its time; 0: at its time.
+	 */
+	uint64_t spread_ns;
+	double spread_log1p;	/* log1p(-period_ns / spread_ns): a whole check's share */
 	uint64_t checks;
 	uint32_t checks_per_aggr;
 	bool pending;		/* damon: some region counted an access since the last aggregation */
@@ -283,7 +300,8 @@ void sampler_resolve(struct sampler_spec *sp, const struct trace_scan *sc);
 /* The view's source_flags under this sampler (recorded: the trace's own). */
 uint32_t sampler_source_flags(const struct sampler_spec *sp, uint32_t recorded);
 int sampler_run__init(struct sampler_run *s, const struct sampler_spec *spec, struct model *md,
-		      uint64_t t_first, const struct model_opts *o, uint32_t page_size, FILE *csv);
+		      const struct trace_scan *sc, const struct model_opts *o, uint32_t page_size,
+		      FILE *csv);
 void sampler_run__free(struct sampler_run *s);
 /* The source's own clock up to t (before an access at t): passes, checks, aggregations. */
 int sampler_run__clock(struct sampler_run *s, uint64_t t);

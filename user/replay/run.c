@@ -127,7 +127,7 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, ch
 {
 	struct trace_cursor *c = malloc(sizeof(*c));
 	struct page_table pt = { 0 };
-	uint64_t cap_runs = 0, cap_marks = 0, cap_huge = 0;
+	uint64_t cap_runs = 0, cap_marks = 0, cap_huge = 0, prev_t = 0;
 	const struct cxlt_sample *x;
 	bool created;
 	int err = 0;
@@ -210,6 +210,13 @@ int scan_trace(const struct trace *tr, struct trace_scan *sc, bool with_runs, ch
 			sc->vpage_min = x->vpage;
 		if (x->vpage > sc->vpage_max)
 			sc->vpage_max = x->vpage;
+		if (sc->samples > 1 && x->time_ns != prev_t) {
+			uint64_t gap = x->time_ns > prev_t ? x->time_ns - prev_t : prev_t - x->time_ns;
+
+			if (!sc->res_ns || gap < sc->res_ns)
+				sc->res_ns = gap;
+		}
+		prev_t = x->time_ns;
 		if (x->time_ns < sc->t_first)
 			sc->t_first = x->time_ns;
 		if (x->time_ns > sc->t_last)
@@ -636,7 +643,7 @@ static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 			return err;
 		mp = &md->pages[ti][idx];
 		mp->accesses += w;
-		mp->last_ns = model_stamp(x->time_ns);
+		model_page_at(mp, x->time_ns, w);
 		if (in->heat_bins) {
 			/* Rows: address order, as the heap lies.  128 bits: the span may be 2^64. */
 			uint32_t x_bin = (uint32_t)(md->e * in->heat_w / in->nr_epochs);
@@ -648,7 +655,10 @@ static int ingest_epoch(struct replay_run *r, uint64_t start, uint64_t end)
 		}
 		c->pos++;
 	}
-	return c->err;
+	if (c->err)
+		return c->err;
+	/* The source's own events before the epoch's end are the epoch's, as live at the tick. */
+	return end > start && end != UINT64_MAX ? sampler_run__clock(&r->smp, end - 1) : 0;
 }
 
 void epoch_window(const struct run_in *in, uint64_t e, uint64_t *start, uint64_t *end)
@@ -859,7 +869,7 @@ int run_policy(const struct run_in *in, struct result *res)
 				   .source_flags = in->sampler ?
 					sampler_source_flags(in->sampler, in->scan->source_flags) :
 					in->scan->source_flags };
-	sampler_run__init(&r->smp, in->sampler, md, in->scan->t_first, o, trace->hdr.page_size, in->csv);
+	sampler_run__init(&r->smp, in->sampler, md, in->scan, o, trace->hdr.page_size, in->csv);
 	md->pf = (struct platform){ .move_pages = model_move_pages,
 				    .touch_pages = model_touch_pages, .now = model_now, .ctx = md };
 	md->tr.pf = md->m.pf = &md->pf;

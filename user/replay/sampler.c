@@ -34,10 +34,12 @@
  *           region is checked for an access, each DAMON_AGGR_US every page
  *           of a region gets the region's count as its samples, as
  *           damon__drain() hands them to the tracker, and regions merge and
- *           split (damon.c).  A capture puts a window's accesses at its
- *           end, so the checks see each window once: on captures, damon
- *           rows understate what DAMON would see of a program whose
- *           accesses are spread over time.
+ *           split (damon.c).  On a trace coarser than the checks (a
+ *           capture puts a window's accesses at its end), a sample's
+ *           accesses are taken as spread evenly over the trace's least
+ *           gap between two times after it (a window): a check finds a
+ *           page with w of them with probability 1 - (1 - its share of
+ *           the window)^w, not in one check a window.
  *
  * Pages the source never reports still have records, with no samples and
  * not CXLT_PAGE_SAMPLED: live, the agent's scan finds resident pages.  Time
@@ -45,7 +47,8 @@
  * window's accesses at its end, a synthetic trace spreads an epoch's over
  * it).  Events on the source's own clock (passes, checks, aggregations) due
  * at or before an access happen before it; those after an epoch's last
- * access, at the next epoch's start.
+ * access and before its end, at its end (live, the agent reads what DAMON
+ * aggregated at its tick).
  */
 #include <errno.h>
 #include <math.h>
@@ -207,7 +210,8 @@ static int damon_advance(struct sampler_run *s, uint64_t t)
 	while (s->next_ns <= t) {
 		uint64_t prev = s->next_ns - s->period_ns;
 
-		if (!s->pending && s->last_access_ns < prev) {
+		if (!s->pending && (s->spread_ns ? s->last_access_ns + s->spread_ns <= prev :
+						  s->last_access_ns < prev)) {
 			/* Nothing to find and nothing to hand on: every check due is empty. */
 			uint64_t next = tick_after(s->next_ns, t, s->period_ns);
 
@@ -245,8 +249,10 @@ int sampler_run__clock(struct sampler_run *s, uint64_t t)
 }
 
 int sampler_run__init(struct sampler_run *s, const struct sampler_spec *spec, struct model *md,
-		      uint64_t t_first, const struct model_opts *o, uint32_t page_size, FILE *csv)
+		      const struct trace_scan *sc, const struct model_opts *o, uint32_t page_size,
+		      FILE *csv)
 {
+	uint64_t t_first = sc->t_first;
 	static const struct sampler_spec none = { .kind = SAMPLER_NONE, .label = "none" };
 
 	*s = (struct sampler_run){ .spec = spec ? spec : &none, .md = md, .csv = csv,
@@ -263,6 +269,10 @@ int sampler_run__init(struct sampler_run *s, const struct sampler_spec *spec, st
 		s->period_ns = DAMON_SAMPLE_US * 1000ULL;
 		s->checks_per_aggr = DAMON_AGGR_US / DAMON_SAMPLE_US;
 		s->dm.max_regions = s->spec->n ? (uint32_t)s->spec->n : DAMON_MAX_REGIONS;
+		if (sc->res_ns > s->period_ns) {
+			s->spread_ns = sc->res_ns;
+			s->spread_log1p = log1p(-(double)s->period_ns / (double)s->spread_ns);
+		}
 		break;
 	default:
 		break;

@@ -210,7 +210,8 @@ static int damon_advance(struct sampler_run *s, uint64_t t)
 	while (s->next_ns <= t) {
 		uint64_t prev = s->next_ns - s->period_ns;
 
-		if (!s->pending && (s->spread_ns ? s->last_access_ns + s->spread_ns <= prev :
+		if (!s->pending && (s->spread_ns ? prev >= s->spread_ns &&
+						  s->last_access_ns <= prev - s->spread_ns :
 						  s->last_access_ns < prev)) {
 			/* Nothing to find and nothing to hand on: every check due is empty. */
 			uint64_t next = tick_after(s->next_ns, t, s->period_ns);

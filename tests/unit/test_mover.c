@@ -429,6 +429,31 @@ static void invalid_plan_entries_are_rejected(void **state)
 	teardown(NULL);
 }
 
+/* A policy that names a page twice moves it once, counts it once, pays for it once. */
+static void a_page_named_twice_moves_once(void **state)
+{
+	struct target *t;
+
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 10, 1);
+	t = &tr.targets[0];
+	cxlt_plan_add(&plan, 0, 3, 0);
+	cxlt_plan_add(&plan, 0, 4, 0);
+	cxlt_plan_add(&plan, 0, 3, 0);
+	cxlt_plan_add(&plan, 0, 3, 1);		/* and back, in the same plan */
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 2), 0);
+	assert_int_equal(mv.epoch.promoted, 2);
+	assert_int_equal(mv.epoch.demoted, 0);
+	assert_int_equal(mv.epoch.rejected_invalid, 2);
+	assert_int_equal(mv.epoch.rejected_budget, 0);
+	assert_int_equal(nmove_calls(), 1);
+	assert_int_equal(fake.calls[0].count, 2);
+	assert_int_equal(t->pt.pages[3].node, 0);
+	assert_int_equal(t->pt.pages[3].outcome, CXLT_OUTCOME_MOVED);
+	teardown(NULL);
+}
+
 static void moves_of_a_gone_target_are_rejected(void **state)
 {
 	(void)state;
@@ -1369,6 +1394,7 @@ int main(void)
 		cmocka_unit_test(under_low_wmark_demotions_first_promotions_held),
 		cmocka_unit_test(promotions_may_only_use_room_over_high_wmark),
 		cmocka_unit_test(invalid_plan_entries_are_rejected),
+		cmocka_unit_test(a_page_named_twice_moves_once),
 		cmocka_unit_test(moves_of_a_gone_target_are_rejected),
 		cmocka_unit_test(batches_of_at_most_batch_pages_per_target),
 		cmocka_unit_test(batches_never_mix_targets),

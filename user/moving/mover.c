@@ -457,9 +457,6 @@ static void run_moves(struct mover *m, struct tracker *tr, const struct topology
 				break;
 			k += record_addrs(m, t, moves[i].page, moves[i].node, k, !promote);
 		}
-		/* Until the kernel says otherwise. */
-		for (uint32_t j = first; j < i; j++)
-			t->pt.pages[moves[j].page].outcome = CXLT_OUTCOME_FAILED;
 		if (t->gone) {
 			m->epoch.rejected_invalid += i - first;	/* its process exited mid-epoch */
 			continue;
@@ -708,6 +705,15 @@ int mover__execute(struct mover *m, struct tracker *tr,
 			continue;
 		}
 		p = &tr->targets[mv->target].pt.pages[mv->page];
+		/*
+		 * Named twice: the second would find its page isolated by the
+		 * first (-EBUSY, then counted by the node query as moved again)
+		 * or already there, and spend the budget twice.
+		 */
+		if (p->outcome != CXLT_OUTCOME_NONE) {
+			m->epoch.rejected_invalid++;
+			continue;
+		}
 		cost = tracker__record_pages(&tr->targets[mv->target], p);
 		if (p->node == mv->node || p->node < 0 || (p->flags & PAGE_GONE) || !cost) {
 			m->epoch.rejected_invalid++;
@@ -733,6 +739,7 @@ int mover__execute(struct mover *m, struct tracker *tr,
 			continue;
 		}
 		total += cost;
+		p->outcome = CXLT_OUTCOME_FAILED;	/* until the kernel says otherwise */
 		if (to_fast)
 			m->sorted[--np] = *mv;
 		else

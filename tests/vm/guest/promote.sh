@@ -58,7 +58,7 @@ awk -v r="$reached" 'BEGIN { exit !(r <= 30) }' || fail "90% of the hot set took
 jq -e '(.kernel_migrations.numa_misplaced.pages // 0) == 0' /tmp/status.json > /dev/null ||
 	fail "the agent's accounting saw the kernel migrate pages itself"
 jq -e '.kernel_migrations.syscall.pages == .mover.promoted + .mover.demoted + .mover.moved_other' \
-	/tmp/status.json > /dev/null || fail "move_pages migrations seen by the kernel != the agent's count"
+	/tmp/status.json > /dev/null || fail "move_pages migrations seen by the kernel != the agent's count: $(jq -c '[.kernel_migrations, .mover]' /tmp/status.json)"
 [ "$(cat /proc/sys/kernel/numa_balancing)" = "$nb0" ] || fail "numa_balancing not restored"
 [ "$(cat /proc/sys/kernel/numa_balancing_promote_rate_limit_MBps)" = "$rl0" ] || fail "promotion rate limit not restored"
 

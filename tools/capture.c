@@ -257,18 +257,11 @@ static int read_wire(struct capture *x, FILE *in)
  */
 static const char *tool_dir(void)
 {
-	static char dir[PATH_MAX + 16];
-	char exe[PATH_MAX], tool[PATH_MAX + 64];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	char *slash;
+	static char dir[PATH_MAX];
+	char tool[PATH_MAX + 64];
 
-	if (n <= 0)
+	if (exe_dir_entry("valgrind", dir, sizeof(dir)))
 		return NULL;
-	exe[n] = '\0';
-	if (!(slash = strrchr(exe, '/')))
-		return NULL;
-	*slash = '\0';
-	snprintf(dir, sizeof(dir), "%s/valgrind", exe);
 	snprintf(tool, sizeof(tool), "%s/cxltier-%s", dir, VG_PLATFORM);
 	return access(tool, X_OK) ? NULL : dir;
 }

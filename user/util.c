@@ -324,22 +324,26 @@ double now_sec(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-void default_policy_dir(char *buf, size_t len)
+int exe_dir_entry(const char *name, char *buf, size_t len)
 {
 	char exe[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	char *slash;
 
-	snprintf(buf, len, "/usr/lib/cxltier/policies");
 	if (n <= 0)
-		return;
+		return -errno;
 	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash || (size_t)(slash - exe) + sizeof("/policies") > len)
-		return;
-	memcpy(buf, exe, slash - exe);
-	strcpy(buf + (slash - exe), "/policies");
-	if (access(buf, F_OK))
+	if (!(slash = strrchr(exe, '/')))
+		return -ENOENT;
+	*slash = '\0';
+	if ((size_t)snprintf(buf, len, "%s/%s", exe, name) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+void default_policy_dir(char *buf, size_t len)
+{
+	if (exe_dir_entry("policies", buf, len) || access(buf, F_OK))
 		snprintf(buf, len, "/usr/lib/cxltier/policies");
 }
 

@@ -28,7 +28,9 @@
  *    the hot set if it is clearly hotter: hotter by `min_gain` (a fraction)
  *    and by more than sampling noise (3 standard deviations of a sample
  *    count).  The fast page is demoted in the same plan, so the mover has
- *    the room the promotion needs.  This hysteresis is what keeps pages of
+ *    the room the promotion needs; and where free memory is under the
+ *    high watermark and the headroom (first touches filled it), enough
+ *    more are demoted with it to get there.  This hysteresis is what keeps pages of
  *    about the same heat from trading places every epoch;
  *  - when fast memory is short, view->demote_goal_pages fast pages are
  *    demoted first, taken from outside the hot set while it has enough.
@@ -82,7 +84,9 @@
  *
  * Parameters:
  *   headroom       fraction of fast capacity kept free on top of the high
- *                  watermark, for the workload's new pages (default 0.02)
+ *                  watermark, for the workload's new pages (default 0: the
+ *                  mover's high watermark is the reserve; 0.02 moved no
+ *                  score in make bench or make traces by more than 0.002)
  *   min_gain       a slow page displaces a fast one only if its heat is
  *                  greater by this fraction (default 1: twice as hot)
  *   settle_epochs  epochs a moved page stays put; match the agent's
@@ -145,7 +149,7 @@ static int hotset_init(void **state, const struct cxlt_param *params,
 
 	if (!hs)
 		return -ENOMEM;
-	hs->headroom = 0.02;
+	hs->headroom = 0;
 	hs->min_gain = 1;
 	hs->settle_epochs = 10;
 	for (uint32_t i = 0; i < nr; i++) {
@@ -463,8 +467,7 @@ static int hotset_decide(void *state, const struct cxlt_view *v, struct cxlt_pla
 		if (!cxlt_idle_is_evidence(v))
 			break;	/* no swaps */
 		/* Pages to demote so that this one fits over the high watermark. */
-		need = (int64_t)np_pages + in - ((int64_t)v->fast_free_pages + (int64_t)nd_pages -
-						 (int64_t)v->fast_high_pages);
+		need = (int64_t)np_pages + in - (room + (int64_t)nd_pages);
 		if (need < 1)
 			need = 1;
 		while (k < nf && (int64_t)got < need) {
@@ -508,7 +511,7 @@ remember:
 }
 
 static const struct cxlt_param_desc hotset_params[] = {
-	{ "headroom", "0.02", "fraction of fast capacity kept free over the high watermark" },
+	{ "headroom", "0", "fraction of fast capacity kept free over the high watermark (swaps restore it)" },
 	{ "min_gain", "1", "a slow page displaces a fast one only if hotter by this fraction (1: twice as hot)" },
 	{ "settle_epochs", "10", "epochs a moved page is left alone (match --pingpong-epochs)" },
 	{ NULL, NULL, NULL },

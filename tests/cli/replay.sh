@@ -29,6 +29,15 @@ jq -e '[.policies[] | .fast_hits <= .accesses] | all' "$work/out.json" > /dev/nu
 jq -e '.policies[0].fast_hit_ratio as $o | [.policies[] | .fast_hit_ratio <= $o + 1e-9] | all' \
 	"$work/out.json" > /dev/null || fail "a policy beat the oracle: $(jq -c '[.policies[] | .fast_hit_ratio]' "$work/out.json")"
 jq -e '.policies[1] | .promoted == 0 and .demoted == 0' "$work/out.json" > /dev/null || fail "'none' moved pages"
+# hotset's headroom is kept free: at the end of a zipf run at 1:4 (1,024
+# fast pages, the high watermark 5%), headroom=0.2 leaves at most
+# 1024 * 0.75 in use, no headroom nearly all of it.
+"$R" --synth zipf --pages 4096 --samples 200000 --epochs 30 --seed 7 -O "$work/z.trace" 2> /dev/null
+"$R" --fast-ratio 1:4 --epochs-csv "$work/hr.csv" -o hotset:headroom=0,0.2 "$work/z.trace" hotset > /dev/null
+used0=$(awk -F, '$1 == "hotset(headroom=0)" { v = $6 } END { print v + 0 }' "$work/hr.csv")
+used2=$(awk -F, '$1 == "hotset(headroom=0.2)" { v = $6 } END { print v + 0 }' "$work/hr.csv")
+[ "$used2" -le 770 ] && [ "$used0" -ge 900 ] ||
+	fail "fast pages in use at the end: $used0 with no headroom, $used2 with headroom=0.2 (want >= 900, <= 770)"
 # Ping-pong is the mover's own test: with the mover's window (10, as the
 # shipped policies' settle_epochs) a move back the mover allows is never
 # counted; one epoch short of it, flip's every move back is.

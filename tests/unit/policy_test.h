@@ -69,8 +69,8 @@ struct scene {
 
 /*
  * 10000 fast pages, 5000 free; watermarks low 200, high 500.  With hotset's
- * default headroom (0.02 of 10000 = 200) the room for promotions is
- * free - 700 pages.
+ * headroom at 0.02 (of 10000 = 200; the tests load it so) the room for
+ * promotions is free - 700 pages.
  */
 static inline void scene_init(struct scene *s, uint32_t cap)
 {

@@ -30,6 +30,14 @@ static void load(const char *name, char **kv, int nr)
 	assert_string_equal(host.ops->name, name);
 }
 
+/* hotset as the scenes assume it: headroom 0.02 of 10000 fast pages (policy_test.h). */
+static void load_hotset(void)
+{
+	char *kv[] = { "headroom=0.02" };
+
+	load("hotset", kv, 1);
+}
+
 static int decide(struct scene *s)
 {
 	s->plan.nr = 0;
@@ -90,7 +98,7 @@ static void hotset_loads_with_defaults_and_refuses_bad_values(void **state)
 	assert_int_equal(host.ops->abi, CXLT_POLICY_ABI);
 	assert_non_null(host.state);
 	assert_int_equal(host.nr_params, 3);
-	assert_string_equal(param(&host, "headroom"), "0.02");
+	assert_string_equal(param(&host, "headroom"), "0");
 	assert_string_equal(param(&host, "min_gain"), "1");
 	assert_string_equal(param(&host, "settle_epochs"), "10");
 	assert_init_refuses("headroom", "0.9");
@@ -145,7 +153,7 @@ static void hotset_promotes_the_hottest_slow_pages_first_and_no_more_than_fit(vo
 	uint32_t h9, h5, got[MAXP];
 
 	(void)state;
-	load("hotset", NULL, 0);
+	load_hotset();
 	scene_init(&s, 32);
 	set_fast_free(&s, 702);			/* room for 2 promotions */
 	add_page(&s, 0, 20, 0, true);		/* hot and fast already */
@@ -186,7 +194,7 @@ static void hotset_promotes_everything_sampled_when_all_fits(void **state)
 	uint32_t got[MAXP];
 
 	(void)state;
-	load("hotset", NULL, 0);
+	load_hotset();
 	scene_init(&s, 32);
 	add_page(&s, 1, 0.001f, 12, true);	/* sampled long ago: still promoted */
 	add_page(&s, 1, 0, 300, true);		/* heat decayed to nothing: too */
@@ -205,7 +213,7 @@ static void hotset_swaps_cold_fast_pages_for_hotter_slow_pages_when_full(void **
 	uint32_t never, cool, s60, s40, got[MAXP];
 
 	(void)state;
-	load("hotset", NULL, 0);
+	load_hotset();
 	scene_init(&s, 32);
 	set_fast_free(&s, 700);			/* full: free == high + headroom */
 	add_page(&s, 0, 80, 0, true);		/* in the hot set: stays */
@@ -247,7 +255,7 @@ static void hotset_swaps_under_the_high_watermark_demote_enough(void **state)
 	uint32_t hot, got[MAXP];
 
 	(void)state;
-	load("hotset", NULL, 0);
+	load_hotset();
 	scene_init(&s, 32);
 	s.nodes[0].total_pages = 1000;		/* headroom 20 pages */
 	s.view.fast_low_pages = 20;
@@ -259,9 +267,17 @@ static void hotset_swaps_under_the_high_watermark_demote_enough(void **state)
 	hot = add_page(&s, 1, 200, 0, true);
 	assert_int_equal(decide(&s), 0);
 	assert_plan_sane(&s);
-	assert_int_equal(moves_to(&s, 1, got), 4);	/* 3 to get to high, 1 for the page */
+	/* 3 to get to high, 20 to get the headroom back, 1 for the page. */
+	assert_int_equal(moves_to(&s, 1, got), 24);
 	assert_int_equal(moves_to(&s, 0, got), 1);
 	assert_int_equal(got[0], hot);
+
+	/* Without a headroom: 3 and 1. */
+	policy_host__unload(&host);
+	load("hotset", NULL, 0);
+	assert_int_equal(decide(&s), 0);
+	assert_int_equal(moves_to(&s, 1, got), 4);
+	assert_int_equal(moves_to(&s, 0, got), 1);
 
 	/* Not enough cap for the 4 demotions and the promotion: nothing at all. */
 	s.plan.cap = 4;
@@ -270,7 +286,12 @@ static void hotset_swaps_under_the_high_watermark_demote_enough(void **state)
 	policy_host__unload(&host);
 }
 
-/* Fast memory held by other processes leaves the tracked pages no room: only the hottest swap in. */
+/*
+ * Fast memory held by other processes leaves the tracked pages no room:
+ * without a headroom, only the hottest swap in.  With one the tracked pages
+ * cannot make (its 200 pages against 5 fast pages), nothing does: a swap
+ * would keep fast memory under it.
+ */
 static void hotset_with_no_room_swaps_in_only_the_hottest(void **state)
 {
 	static struct scene s;
@@ -279,27 +300,32 @@ static void hotset_with_no_room_swaps_in_only_the_hottest(void **state)
 	(void)state;
 	load("hotset", NULL, 0);
 	scene_init(&s, 32);
-	set_fast_free(&s, 600);			/* room: 600 - 500 - 200 < 0 */
-	for (int i = 0; i < 5; i++)
+	set_fast_free(&s, 490);			/* room -10 */
+	for (int i = 0; i < 11; i++)
 		add_page(&s, 0, 0.5f, 4, true);
 	hot = add_page(&s, 1, 200, 0, true);
 	add_page(&s, 1, 100, 0, true);		/* clearly hotter than 0.5, but not the hottest */
 	assert_int_equal(decide(&s), 0);
 	assert_plan_sane(&s);
-	assert_int_equal(moves_to(&s, 1, got), 1);
+	assert_int_equal(moves_to(&s, 1, got), 11);	/* 10 to get to high, 1 for the page */
 	assert_int_equal(moves_to(&s, 0, got), 1);
 	assert_int_equal(got[0], hot);
+	policy_host__unload(&host);
+
+	load_hotset();
+	assert_int_equal(decide(&s), 0);
+	assert_int_equal(s.plan.nr, 0);
 	policy_host__unload(&host);
 }
 
 static void hotset_swaps_only_for_a_clear_gain(void **state)
 {
 	static struct scene s;
-	char *kv[] = { "min_gain=0.2" };
+	char *kv[] = { "min_gain=0.2", "headroom=0.02" };
 	uint32_t warm, s150, got[MAXP];
 
 	(void)state;
-	load("hotset", NULL, 0);		/* min_gain 1: twice as hot */
+	load_hotset();		/* min_gain 1: twice as hot */
 	scene_init(&s, 32);
 	set_fast_free(&s, 700);
 	add_page(&s, 0, 900, 0, true);
@@ -309,7 +335,7 @@ static void hotset_swaps_only_for_a_clear_gain(void **state)
 	assert_int_equal(s.plan.nr, 0);
 	policy_host__unload(&host);
 
-	load("hotset", kv, 1);
+	load("hotset", kv, 2);
 	assert_int_equal(decide(&s), 0);
 	assert_plan_sane(&s);
 	assert_int_equal(s.plan.nr, 2);
@@ -367,7 +393,7 @@ static void hotset_with_sparse_samples_takes_three_idle_epochs_as_dormant(void *
 	uint32_t idle, used, got[MAXP];
 
 	(void)state;
-	load("hotset", NULL, 0);
+	load_hotset();
 	scene_init(&s, 32);
 	set_fast_free(&s, 700);			/* no room: a promotion needs a swap */
 	add_page(&s, 0, 2, 0, true);
@@ -406,7 +432,7 @@ static void hotset_swaps_past_an_unseen_fast_page(void **state)
 	(void)state;
 	load("hotset", NULL, 0);
 	scene_init(&s, 32);
-	set_fast_free(&s, 500);			/* no room */
+	set_fast_free(&s, 500);			/* no room: free == high, no headroom */
 	unseen = add_page(&s, 0, 0, 40, false);	/* idle longer: first by idle time alone */
 	s.pages[unseen].flags |= CXLT_PAGE_UNSEEN;
 	seen = add_page(&s, 0, 0, 10, false);
@@ -433,7 +459,7 @@ static void hotset_follows_a_moving_hot_set_within_an_epoch(void **state)
 	uint32_t was_hot, now_hot, words[2];
 
 	(void)state;
-	load("hotset", NULL, 0);
+	load_hotset();
 	scene_init(&s, 32);
 	set_fast_free(&s, 700);			/* full */
 	was_hot = add_page(&s, 0, 200, 0, true);
@@ -514,7 +540,7 @@ static void hotset_does_not_displace_the_hot_set_for_a_one_off_scan(void **state
 	for (int i = 0; i < 4; i++)
 		scan[i] = add_page(&s, 1, 2, 0, true);	/* cold: 1 an epoch */
 	for (int comes_back = 0; comes_back < 2; comes_back++) {
-		load("hotset", NULL, 0);
+		load_hotset();
 		s.view.epoch = 6;
 		next_epoch(&s, hot, 274, 137, scan, 2, 1);
 		assert_int_equal(s.plan.nr, 0);		/* stable */
@@ -543,7 +569,7 @@ static void hotset_does_not_displace_the_hot_set_for_a_one_off_scan(void **state
 	}
 
 	/* One epoch against a page in use: in only if 10 times its rate. */
-	load("hotset", NULL, 0);
+	load_hotset();
 	s.pages[idle].node = 1;			/* out of the way */
 	s.view.epoch = 6;
 	next_epoch(&s, hot, 20, 10, scan, 2, 1);	/* in use, 10 an epoch */
@@ -570,7 +596,7 @@ static void hotset_follows_a_moved_hot_set_in_a_full_fast_tier(void **state)
 	uint32_t old[4], warm[4], neu[4], got[MAXP];
 
 	(void)state;
-	load("hotset", NULL, 0);
+	load_hotset();
 	scene_init(&s, 32);
 	s.view.heat_decay = 0.5f;
 	set_fast_free(&s, 700);			/* full */
@@ -603,7 +629,7 @@ static void hotset_plans_nothing_in_a_stable_state(void **state)
 	static struct scene s;
 
 	(void)state;
-	load("hotset", NULL, 0);
+	load_hotset();
 	scene_init(&s, 32);
 	for (int i = 0; i < 8; i++)
 		add_page(&s, 0, 4 + i, 0, true);	/* the hot set, fast */
@@ -628,7 +654,7 @@ static void hotset_meets_the_demote_goal_coldest_first(void **state)
 	uint32_t never, idle20, got[MAXP];
 
 	(void)state;
-	load("hotset", NULL, 0);
+	load_hotset();
 	scene_init(&s, 32);
 	set_fast_free(&s, 100);			/* under low */
 	s.view.demote_goal_pages = 2;
@@ -668,7 +694,7 @@ static void hotset_meets_the_demote_goal_from_the_hot_set_if_it_must(void **stat
 	uint32_t got[MAXP];
 
 	(void)state;
-	load("hotset", NULL, 0);
+	load_hotset();
 	scene_init(&s, 32);
 	s.nodes[0].total_pages = 1000;		/* headroom 20 pages */
 	s.view.fast_low_pages = 20;
@@ -694,7 +720,7 @@ static void hotset_leaves_recently_moved_and_unknown_pages_alone(void **state)
 	uint32_t moved, got[MAXP];
 
 	(void)state;
-	load("hotset", NULL, 0);
+	load_hotset();
 	scene_init(&s, 32);
 	moved = add_page(&s, 1, 9, 0, true);
 	s.pages[moved].since_move = 9;		/* the mover would refuse it */

@@ -821,9 +821,14 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 			isolate += res[i].isolate_ms;
 			fork += res[i].fork_ms;
 		}
-		fprintf(stderr, "replayed %llu samples x %d runs in %.2f s: %.1f M samples/s\n",
-			(unsigned long long)t->nr_samples, nres - 1, now_sec() - t0,
-			t->nr_samples * (nres - 1) / (now_sec() - t0) / 1e6);
+		double secs = now_sec() - t0;
+
+		/* A record of weight w stands for w samples (a capture's: w accesses). */
+		fprintf(stderr, "replayed %llu samples x %d runs in %.2f s: %.1f M samples/s "
+			"(%llu weighted: %.1f M weighted samples/s)\n",
+			(unsigned long long)t->nr_samples, nres - 1, secs,
+			t->nr_samples * (nres - 1) / secs / 1e6, (unsigned long long)sc.accesses,
+			(double)sc.accesses * (nres - 1) / secs / 1e6);
 		fprintf(stderr, "isolation: %.3f ms per epoch (view and plan copies, time limit), %.1f ms per row (child process)\n",
 			epochs ? isolate / epochs : 0, nres > 2 ? fork / (nres - 2) : 0);
 	}

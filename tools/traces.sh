@@ -10,7 +10,8 @@
 # billion instructions runs for half an hour or more, as tiering sees
 # programs.  Last, a summary: the default policy (hotset) against the
 # oracle on each program, under each live sampler (--summary: only that,
-# as make bench prints it).
+# as make bench prints it).  Each program's rows stay in JSON beside its
+# trace (build/traces/NAME.json).
 #
 # Adding a program is one line in the corpus below: NAME  COMMAND...  A
 # server needs a client too: driver[NAME] is a shell snippet run beside
@@ -78,12 +79,19 @@ for entry in "${corpus[@]}"; do
 		eval "\"$BUILD/cxltier-capture\" -q -o \"$out/$name.trace\" -- $cmd" > /dev/null
 	fi
 	echo "captured in $(( $(date +%s) - start )) s: $out/$name.trace"
-	# shellcheck disable=SC2086
-	$summary_only || "$BUILD/cxltier-replay" --time-scale 1000 --fast-ratio 1:4 --policy-dir "$BUILD/policies" \
-		--sampler none,pmu,hint,fault,damon "$out/$name.trace" $policies
-	"$BUILD/cxltier-replay" --json --time-scale 1000 --fast-ratio 1:4 --policy-dir "$BUILD/policies" \
-		--sampler none,pmu,hint "$out/$name.trace" hotset |
-		jq -r --arg n "$name" '[$n, .pages, (.policies[1].vs_oracle), (.policies[2:][] | .vs_oracle), .lagged_oracle_vs_oracle] | @tsv' >> "$summary"
+	# One replay for the table and the summary (its JSON stays beside the trace).
+	replay=("$BUILD/cxltier-replay" --time-scale 1000 --fast-ratio 1:4 --policy-dir "$BUILD/policies")
+	if $summary_only; then
+		"${replay[@]}" --json --sampler none,pmu,hint "$out/$name.trace" hotset > "$out/$name.json"
+	else
+		# shellcheck disable=SC2086
+		"${replay[@]}" --json-out "$out/$name.json" --sampler none,pmu,hint,fault,damon \
+			"$out/$name.trace" $policies
+	fi
+	jq -r --arg n "$name" '[.policies[] | select(.policy == "hotset")] as $h |
+		def row(s): ($h[] | select(.sampler | startswith(s)) | .vs_oracle);
+		[$n, .pages, .policies[1].vs_oracle, row("none"), row("pmu"), row("hint"),
+		 .lagged_oracle_vs_oracle] | @tsv' "$out/$name.json" >> "$summary"
 done
 echo
 echo "== the default policy (hotset) / the oracle, fast:total 1:4 ($(( $(date +%s) - t0 )) s in all)"

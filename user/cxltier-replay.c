@@ -131,6 +131,8 @@ static const char usage_text[] =
 "                           marks); or every --epoch-ms from the first sample\n"
 "Output:\n"
 "  -j, --json               JSON instead of the table\n"
+"      --json-out FILE      the JSON to FILE as well (the table, or --json, on\n"
+"                           standard output)\n"
 "      --timing             add the policies' decision time per epoch (not\n"
 "                           deterministic)\n"
 "      --plot DIR           write PNG plots with gnuplot: fast-tier hit ratio\n"
@@ -260,7 +262,7 @@ static double parse_ratio(const char *arg)
 
 enum {
 	OPT_FAST_PAGES = 256, OPT_SLOW_PAGES, OPT_FAST_NS, OPT_SLOW_NS, OPT_MIGRATE_NS,
-	OPT_LOW, OPT_HIGH, OPT_DECAY, OPT_PINGPONG, OPT_POLICY_DIR, OPT_TIMING, OPT_PLOT,
+	OPT_LOW, OPT_HIGH, OPT_DECAY, OPT_PINGPONG, OPT_POLICY_DIR, OPT_TIMING, OPT_PLOT, OPT_JSON_OUT,
 	OPT_SYNTH, OPT_PAGES, OPT_EPOCHS, OPT_SAMPLES, OPT_SEED, OPT_ALPHA, OPT_HOT,
 	OPT_HOT_SHARE, OPT_SHIFT, OPT_TO_CSV, OPT_DECIDE_LIMIT, OPT_PINGPONG_EPOCHS, OPT_POLICY_HELP,
 	OPT_HINT_PERIOD, OPT_START, OPT_EPOCHS_CSV, OPT_WATCH, OPT_EPOCH_BOUNDS, OPT_TIME_SCALE,
@@ -313,6 +315,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "timing", no_argument, NULL, OPT_TIMING },
 		{ "plot", required_argument, NULL, OPT_PLOT },
+		{ "json-out", required_argument, NULL, OPT_JSON_OUT },
 		{ "synth", required_argument, NULL, OPT_SYNTH },
 		{ "pages", required_argument, NULL, OPT_PAGES },
 		{ "epochs", required_argument, NULL, OPT_EPOCHS },
@@ -371,6 +374,7 @@ static int parse_args(struct args *a, int argc, char **argv)
 		case 'j': o->json = true; break;
 		case OPT_TIMING: o->timing = true; break;
 		case OPT_PLOT: o->plot_dir = optarg; break;
+		case OPT_JSON_OUT: o->json_out = optarg; break;
 		case OPT_SYNTH:
 			if (strcmp(optarg, "zipf") && strcmp(optarg, "hotset") && strcmp(optarg, "shift") &&
 			    strcmp(optarg, "scan"))
@@ -696,6 +700,15 @@ static int setup_runs(struct args *a, const char *path, const struct trace *t, s
 	    resolve(path, &o->bounds, BOUNDS_LIVE, BOUNDS_FIXED, sc->nr_marks > 0,
 		    "--epoch-bounds live", "epoch marks", "--epoch-bounds fixed"))
 		return 1;
+	/* Output files are created before the replay, which may take long, not after it. */
+	if (o->json_out) {
+		FILE *f = fopen(o->json_out, "w");
+
+		if (!f || fclose(f)) {
+			fprintf(stderr, "cxltier-replay: cannot write %s: %s\n", o->json_out, strerror(errno));
+			return 1;
+		}
+	}
 	if (o->epochs_csv) {
 		FILE *f = fopen(o->epochs_csv, "w");
 
@@ -832,8 +845,20 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 		fprintf(stderr, "isolation: %.3f ms per epoch (view and plan copies, time limit), %.1f ms per row (child process)\n",
 			epochs ? isolate / epochs : 0, nres > 2 ? fork / (nres - 2) : 0);
 	}
+	rc = 0;
+	if (o->json_out) {
+		FILE *f = fopen(o->json_out, "w");
+
+		if (!f) {
+			fprintf(stderr, "cxltier-replay: cannot write %s: %s\n", o->json_out, strerror(errno));
+			rc = 1;
+		} else {
+			print_json(f, o, &sc, in.fast_cap, res, nres);
+			rc = close_output(f, o->json_out);
+		}
+	}
 	if (o->json)
-		print_json(o, &sc, in.fast_cap, res, nres);
+		print_json(stdout, o, &sc, in.fast_cap, res, nres);
 	else {
 		if (o->start == START_TRACE)
 			printf("start: as recorded, %llu resident pages in %llu runs\n",
@@ -844,7 +869,7 @@ static int replay(struct args *a, const char *path, const struct trace *t, char 
 		print_table(o, &sc, in.fast_cap, res, nres);
 	}
 	errno = 0;
-	rc = close_output(stdout, "standard output");
+	rc = close_output(stdout, "standard output") || rc;
 	if (!rc && o->plot_dir)
 		rc = write_plots(o->plot_dir, res, nres, heat, in.heat_w, in.heat_h);
 	if (!rc && failed)

@@ -29,6 +29,13 @@ jq -e '[.policies[] | .fast_hits <= .accesses] | all' "$work/out.json" > /dev/nu
 jq -e '.policies[0].fast_hit_ratio as $o | [.policies[] | .fast_hit_ratio <= $o + 1e-9] | all' \
 	"$work/out.json" > /dev/null || fail "a policy beat the oracle: $(jq -c '[.policies[] | .fast_hit_ratio]' "$work/out.json")"
 jq -e '.policies[1] | .promoted == 0 and .demoted == 0' "$work/out.json" > /dev/null || fail "'none' moved pages"
+# --json-out: the JSON --json gives, and the table on standard output, from one replay.
+"$R" --json-out "$work/both.json" "$work/a.trace" "${policies[@]}" > "$work/both.out"
+cmp -s "$work/both.out" "$work/out1" || fail "--json-out changed the table: $(diff "$work/both.out" "$work/out1")"
+cmp -s "$work/both.json" "$work/out.json" || fail "--json-out wrote other JSON than --json"
+! "$R" --json-out "$work/no/such/dir.json" "$work/a.trace" hotcold > /dev/null 2> "$work/err" ||
+	fail "an unwritable --json-out gave exit 0"
+grep -q "cannot write $work/no/such/dir.json" "$work/err" || fail "unwritable --json-out: $(cat "$work/err")"
 # hotset's headroom is kept free: at the end of a zipf run at 1:4 (1,024
 # fast pages, the high watermark 5%), headroom=0.2 leaves at most
 # 1024 * 0.75 in use, no headroom nearly all of it.

@@ -145,7 +145,7 @@ void print_table(const struct model_opts *o, const struct trace_scan *sc,
 	}
 }
 
-void print_json(const struct model_opts *o, const struct trace_scan *sc,
+void print_json(FILE *f, const struct model_opts *o, const struct trace_scan *sc,
 		uint64_t fast_cap, struct result *r, int n)
 {
 	struct json_object *root = json_object_new_object(), *arr = json_object_new_array();
@@ -200,7 +200,8 @@ void print_json(const struct model_opts *o, const struct trace_scan *sc,
 		json_object_array_add(arr, p);
 	}
 	json_object_object_add(root, "policies", arr);
-	puts(json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+	fprintf(f, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+								JSON_C_TO_STRING_NOSLASHESCAPE));
 	json_object_put(root);
 }
 

@@ -38,6 +38,7 @@ struct model_opts {
 	uint64_t sampler_seed;		/* the pmu and damon samplers' draws */
 	bool timing, json, progress;
 	const char *plot_dir;
+	const char *json_out;		/* --json-out: the JSON to this file too */
 	int start;			/* enum start_mode: where the pages begin */
 	int bounds;			/* enum epoch_bounds: where epochs end */
 	const char *epochs_csv;		/* a line per run and epoch, appended; NULL: none */
@@ -337,7 +338,7 @@ void csv_sample(FILE *f, uint64_t time_ns, uint32_t tgid, uint64_t vaddr, const 
 		uint32_t weight);
 void print_table(const struct model_opts *o, const struct trace_scan *sc,
 		 uint64_t fast_cap, struct result *r, int n);
-void print_json(const struct model_opts *o, const struct trace_scan *sc,
+void print_json(FILE *f, const struct model_opts *o, const struct trace_scan *sc,
 		uint64_t fast_cap, struct result *r, int n);
 int write_plots(const char *dir, struct result *r, int n, const uint64_t *heat,
 		uint32_t w, uint32_t h);

@@ -1185,6 +1185,34 @@ static void protnone_pages_are_touched_and_retried(void **state)
 	teardown(NULL);
 }
 
+/*
+ * A PROT_NONE page already on its destination (a stale record here; a
+ * demoted region's slow pages in mode 2) reports -ENOENT, then, touched,
+ * its node: it is placed, not counted as moved, and not moved again.
+ */
+static void a_protnone_page_already_there_is_placed_not_counted(void **state)
+{
+	struct target *t;
+
+	(void)state;
+	setup_default(1024);
+	add_target(100, 0, 2, 1);
+	t = &tr.targets[0];
+	fake.where[0] = 0;		/* the record says node 1 */
+	fake.script[0] = S_PROTNONE;
+	cxlt_plan_add(&plan, 0, 0, 0);
+	cxlt_plan_add(&plan, 0, 1, 0);
+	assert_int_equal(mover__execute(&mv, &tr, &topo, &plan, 100), 0);
+	assert_int_equal(fake.touched, 1);
+	assert_int_equal(nmove_calls(), 1);	/* the batch; no move on retry */
+	assert_int_equal(mv.epoch.promoted, 1);
+	assert_int_equal(mv.epoch.retried, 0);
+	assert_int_equal(t->pt.pages[0].node, 0);
+	assert_int_equal(t->pt.pages[0].outcome, CXLT_OUTCOME_MOVED);
+	assert_int_equal(t->pt.pages[1].node, 0);
+	teardown(NULL);
+}
+
 static void gone_pages_are_flagged(void **state)
 {
 	struct target *t;
@@ -1414,6 +1442,7 @@ int main(void)
 		cmocka_unit_test(ebusy_but_moved_per_node_query_counts_as_moved),
 		cmocka_unit_test(gone_pages_are_flagged),
 		cmocka_unit_test(protnone_pages_are_touched_and_retried),
+		cmocka_unit_test(a_protnone_page_already_there_is_placed_not_counted),
 		cmocka_unit_test(enomem_on_promotion_stops_later_promotion_batches),
 		cmocka_unit_test(enomem_on_demotion_does_not_stop_demotions),
 		cmocka_unit_test(eacces_and_other_errors_are_counted),

@@ -13,6 +13,8 @@
 
 /* Written into status[] before each call, so an entry the kernel skipped is seen. */
 #define STATUS_SENTINEL INT_MIN
+/* Found on its destination already (retry_not_present): placed, not moved. */
+#define STATUS_THERE (INT_MIN + 1)
 
 void mover__default_opts(struct mover_opts *o)
 {
@@ -188,8 +190,7 @@ static void retry_not_present(struct mover *m, struct target *t, uint32_t n)
 			continue;
 		m->addrs2[r] = m->addrs[k];
 		m->nodes2[r] = m->nodes[k];
-		m->idx2[r] = k;
-		m->query[r++] = STATUS_SENTINEL;
+		m->idx2[r++] = k;
 	}
 	/*
 	 * A region's pages may never have been populated, and reading one
@@ -212,6 +213,29 @@ static void retry_not_present(struct mover *m, struct target *t, uint32_t n)
 	if (!r)
 		return;
 	m->pf->touch_pages(m->pf->ctx, t->pid, m->addrs2, r);
+	/*
+	 * A PROT_NONE page hid its node from skip_in_place() too: one already
+	 * on its destination would be reported as moved with nothing moved
+	 * (the NUMA scanner in mode 2 marks every slow page, so a demoted
+	 * region's slow pages all were).
+	 */
+	m->epoch.calls++;
+	if (m->pf->move_pages(m->pf->ctx, t->pid, r, m->addrs2, NULL, m->query, 0) == 0) {
+		kept = 0;
+		for (uint32_t i = 0; i < r; i++) {
+			if (m->query[i] == m->nodes2[i]) {
+				m->status[m->idx2[i]] = STATUS_THERE;
+				continue;
+			}
+			m->addrs2[kept] = m->addrs2[i];
+			m->nodes2[kept] = m->nodes2[i];
+			m->idx2[kept++] = m->idx2[i];
+		}
+		if (!(r = kept))
+			return;
+	}
+	for (uint32_t i = 0; i < r; i++)
+		m->query[i] = STATUS_SENTINEL;
 	m->epoch.calls++;
 	if (m->pf->move_pages(m->pf->ctx, t->pid, r, m->addrs2, m->nodes2, m->query, MPOL_MF_MOVE) < 0)
 		return;
@@ -295,6 +319,10 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 
 		if (st == m->nodes[k]) {
 			account_moved(m, t, p, topo, st, m->weight[k]);
+		} else if (st == STATUS_THERE) {
+			p->outcome = CXLT_OUTCOME_MOVED;	/* where the plan wanted it */
+			if (!region)
+				tracker__record_moved(t, p, m->nodes[k]);
 		} else if (st >= 0) {
 			if (!region)
 				p->node = (int8_t)st;	/* moved elsewhere or stayed: trust the kernel */
@@ -379,7 +407,7 @@ static int move_batch(struct mover *m, struct target *t, const struct topology *
 	for (uint32_t k = 0, moved = 0, elsewhere = 0; k < n; k++) {
 		struct cxlt_page *p = &t->pt.pages[m->rec[k]];
 		int st = m->status[k];
-		bool there = st == m->nodes[k] ||
+		bool there = st == m->nodes[k] || st == STATUS_THERE ||
 			     ((st == -EBUSY || st == STATUS_SENTINEL) && recheck &&
 			      m->query[k] == m->nodes[k]);
 

@@ -58,29 +58,27 @@ wait_socket() {
 	return 1
 }
 
-policies=$(ls "$BUILD"/policies/*.so | xargs -n1 basename | sed 's/\.so$//' | tr '\n' ' ')
-summary=$(mktemp)
-trap 'rm -f "$summary"' EXIT
-t0=$(date +%s)
-for entry in "${corpus[@]}"; do
-	name=${entry%% *}
-	cmd=${entry#* }
-	cmd=${cmd#"${cmd%%[! ]*}"}
+policies=$(for so in "$BUILD"/policies/*.so; do basename "$so" .so; done | tr '\n' ' ')
+
+# One program: captured, then replayed once for its table and its summary
+# line (the JSON stays beside the trace).  Its output goes to NAME.out.
+one() {
+	local name=$1 cmd=$2 start pid
+	local replay=("$BUILD/cxltier-replay" --time-scale 1000 --fast-ratio 1:4 --policy-dir "$BUILD/policies")
+
 	echo "== $name: $cmd"
 	start=$(date +%s)
 	if [ -n "${driver[$name]:-}" ]; then
 		rm -f "$out/$name.sock"
 		eval "\"$BUILD/cxltier-capture\" -q -o \"$out/$name.trace\" -- $cmd" > "$out/$name.log" 2>&1 &
 		pid=$!
-		wait_socket "$out/$name.sock" "$pid" || { kill "$pid" 2> /dev/null; echo "$name did not start: $(tail -3 "$out/$name.log")" >&2; exit 1; }
+		wait_socket "$out/$name.sock" "$pid" || { kill "$pid" 2> /dev/null; echo "$name did not start: $(tail -3 "$out/$name.log")"; return 1; }
 		eval "${driver[$name]}"
-		wait "$pid" || { echo "capture of $name failed: $(tail -3 "$out/$name.log")" >&2; exit 1; }
+		wait "$pid" || { echo "capture of $name failed: $(tail -3 "$out/$name.log")"; return 1; }
 	else
 		eval "\"$BUILD/cxltier-capture\" -q -o \"$out/$name.trace\" -- $cmd" > /dev/null
 	fi
 	echo "captured in $(( $(date +%s) - start )) s: $out/$name.trace"
-	# One replay for the table and the summary (its JSON stays beside the trace).
-	replay=("$BUILD/cxltier-replay" --time-scale 1000 --fast-ratio 1:4 --policy-dir "$BUILD/policies")
 	if $summary_only; then
 		"${replay[@]}" --json --sampler none,pmu,hint "$out/$name.trace" hotset > "$out/$name.json"
 	else
@@ -91,13 +89,37 @@ for entry in "${corpus[@]}"; do
 	jq -r --arg n "$name" '[.policies[] | select(.policy == "hotset")] as $h |
 		def row(s): ($h[] | select(.sampler | startswith(s)) | .vs_oracle);
 		[$n, .pages, .policies[1].vs_oracle, row("none"), row("pmu"), row("hint"),
-		 .lagged_oracle_vs_oracle] | @tsv' "$out/$name.json" >> "$summary"
+		 .lagged_oracle_vs_oracle] | @tsv' "$out/$name.json" > "$out/$name.tsv"
+}
+
+# As many programs at once as there are CPUs (each capture and replay uses
+# one); their outputs in corpus order, each as soon as it and those before
+# it are done.
+t0=$(date +%s)
+names=() pids=()
+for entry in "${corpus[@]}"; do
+	while [ "$(jobs -rp | wc -l)" -ge "$(nproc)" ]; do
+		wait -n || true
+	done
+	name=${entry%% *}
+	cmd=${entry#* }
+	cmd=${cmd#"${cmd%%[! ]*}"}
+	one "$name" "$cmd" > "$out/$name.out" 2>&1 &
+	names+=("$name") pids+=($!)
+done
+summary=()
+for i in "${!names[@]}"; do
+	ok=true
+	wait "${pids[$i]}" || ok=false
+	cat "$out/${names[$i]}.out"
+	$ok || { echo "make traces: ${names[$i]} failed (above)" >&2; exit 1; }
+	summary+=("$(cat "$out/${names[$i]}.tsv")")
 done
 echo
 echo "== the default policy (hotset) / the oracle, fast:total 1:4 ($(( $(date +%s) - t0 )) s in all)"
 printf '%-12s %7s %9s %9s %9s %9s %9s\n' program pages none-pol full pmu hint lagged
 while IFS=$'\t' read -r n pages none full pmu hint lagged; do
 	printf '%-12s %7s %9.3f %9.3f %9.3f %9.3f %9.3f\n' "$n" "$pages" "$none" "$full" "$pmu" "$hint" "$lagged"
-done < "$summary"
+done < <(printf '%s\n' "${summary[@]}")
 echo "(none-pol: no migration, first touch; full: hotset shown every access; pmu, hint: as the"
 echo " live sources would have sampled it; lagged: the last epoch's hottest pages, moved for free)"

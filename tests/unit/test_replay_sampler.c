@@ -75,10 +75,10 @@ static void scene_free(struct scene *sc)
 	free(sc);
 }
 
-/* One access of the stream, as run.c's ingest hands it on; the page's record. */
-static struct cxlt_page *touch(struct scene *sc, uint64_t t_ns, uint64_t vpage)
+/* w accesses of the stream, as run.c's ingest hands them on; the page's record. */
+static struct cxlt_page *touch_w(struct scene *sc, uint64_t t_ns, uint64_t vpage, uint16_t w)
 {
-	struct cxlt_sample x = { .time_ns = t_ns, .tgid = 42, .source = CXLT_SRC_PMU, .weight = 7,
+	struct cxlt_sample x = { .time_ns = t_ns, .tgid = 42, .source = CXLT_SRC_PMU, .weight = w,
 				 .vpage = vpage };
 	int ti = model_target(&sc->md, x.tgid), idx;
 	struct target *t;
@@ -93,6 +93,11 @@ static struct cxlt_page *touch(struct scene *sc, uint64_t t_ns, uint64_t vpage)
 	assert_int_equal(sampler_run__access(&sc->s, &x, ti, idx, created), 0);
 	model_page_at(&sc->md.pages[ti][idx], t_ns, x.weight);
 	return &t->pt.pages[idx];
+}
+
+static struct cxlt_page *touch(struct scene *sc, uint64_t t_ns, uint64_t vpage)
+{
+	return touch_w(sc, t_ns, vpage, 7);
 }
 
 static struct cxlt_page *page(struct scene *sc, uint64_t vpage)
@@ -294,6 +299,41 @@ static void damon_spreads_a_coarse_window_over_its_checks(void **state)
 	scene_free(sc);
 }
 
+/*
+ * hint on a trace coarser than the passes (windows of 1 s, a pass every
+ * 10 ms): a window's accesses spread over it, so a page faults once a pass
+ * it is used after, up to its accesses, not once a window.
+ */
+static void hint_spreads_a_coarse_window_over_its_passes(void **state)
+{
+	struct scene *sc = scene_res(SAMPLER_HINT, "hint", 1000 * MS);
+	struct cxlt_page *hot, *cool;
+
+	(void)state;
+	assert_int_equal(sc->s.spread_ns, 1000 * MS);
+	/* First touch: a page fault, then a hint after each pass the rest fall behind. */
+	hot = touch_w(sc, 1000 * MS, PAGE_A, 500);
+	assert_int_equal(hot->samples, 100);		/* 1 + the 99 passes in (0, 1 s) */
+	cool = touch_w(sc, 1000 * MS, PAGE_B, 3);
+	assert_int_equal(cool->samples, 3);		/* 1 + 2: three accesses */
+	/* The next window: marked by the pass at 1 s, and after each of its 99. */
+	assert_int_equal(touch_w(sc, 2000 * MS, PAGE_A, 500)->samples, 200);
+	assert_int_equal(touch_w(sc, 2000 * MS, PAGE_B, 1)->samples, 4);
+	/* A second record of A at 2 s (a weight split) adds nothing: its passes are spent. */
+	assert_int_equal(touch_w(sc, 2000 * MS, PAGE_A, 500)->samples, 200);
+	/* A page idle a window is marked before the next window, once. */
+	assert_int_equal(touch_w(sc, 4000 * MS, PAGE_B, 1)->samples, 5);
+	scene_free(sc);
+
+	/* As fine as the passes: one fault a pass at most, as before. */
+	sc = scene_res(SAMPLER_HINT, "hint", 10 * MS);
+	assert_int_equal(sc->s.spread_ns, 0);
+	assert_int_equal(touch_w(sc, 5 * MS, PAGE_A, 500)->samples, 1);
+	assert_int_equal(touch_w(sc, 8 * MS, PAGE_A, 500)->samples, 1);
+	assert_int_equal(touch_w(sc, 15 * MS, PAGE_A, 500)->samples, 2);
+	scene_free(sc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -302,6 +342,7 @@ int main(void)
 		cmocka_unit_test(damon_regions_close_in_on_a_hot_range),
 		cmocka_unit_test(damon_regions_start_without_the_gap),
 		cmocka_unit_test(damon_spreads_a_coarse_window_over_its_checks),
+		cmocka_unit_test(hint_spreads_a_coarse_window_over_its_passes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -223,11 +223,13 @@ struct sampler_run {
 	uint64_t passes, passes_told;	/* hint: passes, and those the tracker knows of */
 	uint64_t last_access_ns;	/* damon: of any page */
 	/*
-	 * damon, on a trace coarser than its checks (a capture puts a window's
-	 * accesses at the window's end): a sample's accesses are taken as
-	 * spread evenly over this long after its time; 0: at its time.
+	 * On a trace coarser than the checks or passes (a capture puts a
+	 * window's accesses at the window's end), a sample's accesses are taken
+	 * as spread evenly over this long: damon, after its time; hint, before
+	 * it (passes are all in the past at an access).  0: at its time.
 	 */
 	uint64_t spread_ns;
+	uint64_t origin_ns;	/* hint: the passes are at origin + k * period_ns, k >= 1 */
 	double spread_log1p;	/* log1p(-period_ns / spread_ns): a whole check's share */
 	uint64_t checks;
 	uint32_t checks_per_aggr;

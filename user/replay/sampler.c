@@ -21,7 +21,12 @@
  *           first use after each pass of the kernel's scanner, which marks
  *           every page at the end of each --hint-period-ms (the agent's
  *           hint_period_ms) at once; a migration drops the mark (the page
- *           comes back mapped).  So at most one sample a page a period.  The
+ *           comes back mapped).  So at most one sample a page a period.  On
+ *           a trace coarser than the period, a window's w accesses count
+ *           as spread evenly over it (before its time: every pass in it is
+ *           past at an access): the page faults after each pass in the
+ *           window, up to w, and before the first if a pass marked it
+ *           since its last window (hint_spread).  The
  *           agent learns of a pass at the next epoch's start and marks its
  *           records as live (tracker__mark_pass, tracker.sight): pages not
  *           marked since their last sample are CXLT_PAGE_UNSEEN.  The CPU
@@ -264,6 +269,9 @@ int sampler_run__init(struct sampler_run *s, const struct sampler_spec *spec, st
 		break;
 	case SAMPLER_HINT:
 		s->period_ns = (uint64_t)o->hint_period_ms * 1000000;
+		s->origin_ns = t_first;
+		if (sc->res_ns > s->period_ns)
+			s->spread_ns = sc->res_ns;
 		md->tr.sight = true;
 		break;
 	case SAMPLER_DAMON:
@@ -304,6 +312,54 @@ int sampler_run__epoch(struct sampler_run *s, uint64_t start)
 	return 0;
 }
 
+/* hint: the passes at or before t, and those before it. */
+static uint64_t passes_upto(const struct sampler_run *s, uint64_t t)
+{
+	return t < s->origin_ns ? 0 : (t - s->origin_ns) / s->period_ns;
+}
+
+static uint64_t passes_before(const struct sampler_run *s, uint64_t t)
+{
+	return t <= s->origin_ns ? 0 : (t - s->origin_ns - 1) / s->period_ns;
+}
+
+/*
+ * hint on a coarse trace: the w accesses of a window (t - spread_ns, t]
+ * spread evenly over it.  The page faults in the stretch before the
+ * window's first pass if a pass marked it after its last window (and no
+ * migration unmapped it since), and in each stretch after one of the
+ * window's passes that one of its accesses falls in: min(w, that many).
+ * On first touch the first is a page fault, the rest hint faults.  A
+ * second record of the page at the same time (a capture splits weights
+ * over 65535) adds what its accesses add.
+ */
+static void hint_spread(struct sampler_run *s, const struct model_page *mp, uint32_t ti,
+			uint32_t idx, uint64_t t, uint32_t w, bool first)
+{
+	uint64_t from = t > s->spread_ns ? t - s->spread_ns : 0;
+	uint64_t inside = passes_before(s, t) - passes_upto(s, from), n;
+	bool before = !first && mp->marked && mp->last_ns &&
+		      passes_upto(s, from) > passes_before(s, mp->last_ns - 1);
+
+	if (mp->last_ns == model_stamp(t)) {
+		uint64_t cap = inside + 1, had = mp->last_w;
+
+		n = (had + w < cap ? had + w : cap) - (had < cap ? had : cap);
+		if (n)
+			sampler_emit(s, ti, idx, t, (uint32_t)n, CXLT_SRC_HINT);
+		return;
+	}
+	n = inside + before;
+	if (n > w)
+		n = w;
+	if (first) {
+		sampler_emit(s, ti, idx, t, 1, CXLT_SRC_FAULT);
+		n = n < w ? n : w - 1;
+	}
+	if (n)
+		sampler_emit(s, ti, idx, t, (uint32_t)n, CXLT_SRC_HINT);
+}
+
 int sampler_run__access(struct sampler_run *s, const struct cxlt_sample *x, uint32_t ti,
 			uint32_t idx, bool first)
 {
@@ -320,7 +376,9 @@ int sampler_run__access(struct sampler_run *s, const struct cxlt_sample *x, uint
 			sampler_emit(s, ti, idx, x->time_ns, 1, CXLT_SRC_FAULT);
 		break;
 	case SAMPLER_HINT:
-		if (first || mp->marked)
+		if (s->spread_ns)
+			hint_spread(s, mp, ti, idx, x->time_ns, w, first);
+		else if (first || mp->marked)
 			sampler_emit(s, ti, idx, x->time_ns, 1, first ? CXLT_SRC_FAULT : CXLT_SRC_HINT);
 		mp->marked = false;
 		break;

@@ -58,7 +58,8 @@ wait_socket() {
 	return 1
 }
 
-policies=$(for so in "$BUILD"/policies/*.so; do basename "$so" .so; done | tr '\n' ' ')
+policies=$(shopt -s nullglob; for so in "$BUILD"/policies/*.so; do basename "$so" .so; done | tr '\n' ' ')
+[ -n "$policies" ] || { echo "make traces: no policies in $BUILD/policies (make first)" >&2; exit 1; }
 
 # One program: captured, then replayed once for its table and its summary
 # line (the JSON stays beside the trace).  Its output goes to NAME.out.
@@ -92,9 +93,10 @@ one() {
 		 .lagged_oracle_vs_oracle] | @tsv' "$out/$name.json" > "$out/$name.tsv"
 }
 
-# As many programs at once as there are CPUs (each capture and replay uses
-# one); their outputs in corpus order, each as soon as it and those before
-# it are done.
+# As many programs at once as there are CPUs (a capture or a replay keeps
+# one busy; redis's benchmark client takes a little of another); their
+# outputs in corpus order, each as soon as it and those before it are
+# done.  A failed one stops the others.
 t0=$(date +%s)
 names=() pids=()
 for entry in "${corpus[@]}"; do
@@ -112,7 +114,15 @@ for i in "${!names[@]}"; do
 	ok=true
 	wait "${pids[$i]}" || ok=false
 	cat "$out/${names[$i]}.out"
-	$ok || { echo "make traces: ${names[$i]} failed (above)" >&2; exit 1; }
+	if ! $ok; then
+		for p in "${pids[@]}"; do
+			pkill -P "$p" 2> /dev/null || true
+			kill "$p" 2> /dev/null || true
+		done
+		wait || true
+		echo "make traces: ${names[$i]} failed (above)" >&2
+		exit 1
+	fi
 	summary+=("$(cat "$out/${names[$i]}.tsv")")
 done
 echo

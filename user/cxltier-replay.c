@@ -700,9 +700,12 @@ static int setup_runs(struct args *a, const char *path, const struct trace *t, s
 	    resolve(path, &o->bounds, BOUNDS_LIVE, BOUNDS_FIXED, sc->nr_marks > 0,
 		    "--epoch-bounds live", "epoch marks", "--epoch-bounds fixed"))
 		return 1;
-	/* Output files are created before the replay, which may take long, not after it. */
+	/*
+	 * Output files must be writable before the replay, which may take long,
+	 * not after it; the JSON's old contents stay until the replay succeeds.
+	 */
 	if (o->json_out) {
-		FILE *f = fopen(o->json_out, "w");
+		FILE *f = fopen(o->json_out, "a");
 
 		if (!f || fclose(f)) {
 			fprintf(stderr, "cxltier-replay: cannot write %s: %s\n", o->json_out, strerror(errno));
@@ -739,6 +742,8 @@ static int sampled_csv(struct args *a, const char *path, const struct trace *t)
 
 	if (a->nsamplers != 1)
 		return usage_error("--to-csv takes one --sampler at most%s", "");
+	if (a->o.json_out)
+		return usage_error("--json-out is for a replay's rows, not --to-csv%s", "");
 	if (!t->nr_samples) {
 		fprintf(stderr, "cxltier-replay: %s: the trace holds no samples\n", path);
 		return 1;

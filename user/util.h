@@ -103,9 +103,9 @@ char *str_escape(const char *in, char *out, size_t outlen);
 /* Room str_escape needs for a string of len bytes. */
 #define STR_ESCAPED_SIZE(len) (4 * (len) + 1)
 
-/* Where bare policy names are looked up: policies/ beside the running binary, else the installed path. */
 /* <the running program's directory>/name into buf: 0, or -errno. */
 int exe_dir_entry(const char *name, char *buf, size_t len);
+/* Where bare policy names are looked up: policies/ beside the running binary, else the installed path. */
 void default_policy_dir(char *buf, size_t len);
 
 #endif

@@ -323,6 +323,26 @@ static void hint_spreads_a_coarse_window_over_its_passes(void **state)
 	assert_int_equal(touch_w(sc, 2000 * MS, PAGE_A, 500)->samples, 200);
 	/* A page idle a window is marked before the next window, once. */
 	assert_int_equal(touch_w(sc, 4000 * MS, PAGE_B, 1)->samples, 5);
+	/* A record from before any access (--start trace): marked by the passes since the start. */
+	{
+		struct target *t = &sc->md.tr.targets[0];
+		bool created;
+		int idx = page_table__get(&t->pt, 0x300ULL << CXLT_PAGE_SHIFT, &created);
+
+		assert_true(idx >= 0 && created);
+		assert_int_equal(model_pages_grow(&sc->md, 0, t->pt.nr), 0);
+		assert_int_equal(touch_w(sc, 6000 * MS, 0x300, 500)->samples, 100);
+	}
+	scene_free(sc);
+
+	/* Passes every 300 ms, windows of 1 s: none between the windows at 2 and 3 s. */
+	sc = scene_res(SAMPLER_HINT, "hint", 1000 * MS);
+	sampler_run__free(&sc->s);
+	sc->o.hint_period_ms = 300;
+	assert_int_equal(sampler_run__init(&sc->s, &sc->spec, &sc->md, &sc->scan, &sc->o, 4096, NULL), 0);
+	assert_int_equal(touch_w(sc, 2000 * MS, PAGE_A, 1)->samples, 1);
+	assert_int_equal(touch_w(sc, 3000 * MS, PAGE_A, 2)->samples, 3);	/* 2 of 2,100 2,400 2,700 */
+	assert_int_equal(touch_w(sc, 3000 * MS, PAGE_A, 5)->samples, 4);	/* and the third */
 	scene_free(sc);
 
 	/* As fine as the passes: one fault a pass at most, as before. */

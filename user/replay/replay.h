@@ -98,8 +98,9 @@ struct model_page {
 	uint32_t last_epoch;	/* epoch of the last move + 1; 0 = never */
 	int8_t last_to;
 	bool marked;		/* hint: the scanner marked it and no use has faulted since */
+	bool hint_extra;	/* hint, coarse: its window at last_ns could fault before its passes */
 	uint32_t prev;		/* last epoch's accesses, saturated: the lagged oracle's */
-	uint32_t last_w;	/* damon: its accesses at last_ns, saturated */
+	uint32_t last_w;	/* damon, hint: its accesses at last_ns, saturated */
 };
 
 /* An access at t as model_page.last_ns keeps it: never 0. */

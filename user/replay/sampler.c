@@ -326,29 +326,32 @@ static uint64_t passes_before(const struct sampler_run *s, uint64_t t)
 /*
  * hint on a coarse trace: the w accesses of a window (t - spread_ns, t]
  * spread evenly over it.  The page faults in the stretch before the
- * window's first pass if a pass marked it after its last window (and no
- * migration unmapped it since), and in each stretch after one of the
- * window's passes that one of its accesses falls in: min(w, that many).
- * On first touch the first is a page fault, the rest hint faults.  A
- * second record of the page at the same time (a capture splits weights
- * over 65535) adds what its accesses add.
+ * window's first pass if a pass marked it between its last window (or the
+ * start) and this one, and in each stretch after one of the window's
+ * passes that one of its accesses falls in: min(w, that many).  (A
+ * migration drops the mark, but a pass inside the window sets it again:
+ * one that came before the window is missed then.)  On first touch the
+ * first is a page fault, the rest hint faults.  A second record of the
+ * page at the same time (a huge page's, or a capture's weight split over
+ * 65535) adds what its accesses add.
  */
-static void hint_spread(struct sampler_run *s, const struct model_page *mp, uint32_t ti,
+static void hint_spread(struct sampler_run *s, struct model_page *mp, uint32_t ti,
 			uint32_t idx, uint64_t t, uint32_t w, bool first)
 {
 	uint64_t from = t > s->spread_ns ? t - s->spread_ns : 0;
 	uint64_t inside = passes_before(s, t) - passes_upto(s, from), n;
-	bool before = !first && mp->marked && mp->last_ns &&
-		      passes_upto(s, from) > passes_before(s, mp->last_ns - 1);
+	bool before = !first && mp->marked &&
+		      passes_upto(s, from) > (mp->last_ns ? passes_before(s, mp->last_ns - 1) : 0);
 
 	if (mp->last_ns == model_stamp(t)) {
-		uint64_t cap = inside + 1, had = mp->last_w;
+		uint64_t cap = inside + mp->hint_extra, had = mp->last_w;
 
 		n = (had + w < cap ? had + w : cap) - (had < cap ? had : cap);
 		if (n)
 			sampler_emit(s, ti, idx, t, (uint32_t)n, CXLT_SRC_HINT);
 		return;
 	}
+	mp->hint_extra = first || before;
 	n = inside + before;
 	if (n > w)
 		n = w;

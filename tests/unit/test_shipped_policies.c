@@ -356,6 +356,18 @@ static void hotset_swaps_only_for_a_clear_gain(void **state)
 	assert_int_equal(got[0], s150);
 
 	/*
+	 * Against a page where first touch put it, 2 standard deviations: 9
+	 * against 1 is enough.  Once the agent has moved that page, 3 again.
+	 */
+	s.pages[s150].heat = 9;
+	assert_int_equal(decide(&s), 0);
+	assert_int_equal(moves_to(&s, 0, got), 1);
+	assert_int_equal(got[0], s150);
+	s.pages[warm].since_move = 20;
+	assert_int_equal(decide(&s), 0);
+	assert_int_equal(s.plan.nr, 0);
+
+	/*
 	 * A fast page not sampled for settle_epochs is dormant: a clear ratio
 	 * is enough, or sparse sampling could never displace it.
 	 */

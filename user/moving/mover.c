@@ -181,6 +181,14 @@ static void account_moved(struct mover *m, struct target *t, struct cxlt_page *p
  * its owner touches it, which a cold page never does.  So -ENOENT pages are
  * touched on the owner's behalf and tried once more.
  */
+/* Entry i of the retry's arrays becomes entry *kept, the next one kept. */
+static inline void retry_keep(struct mover *m, uint32_t i, uint32_t *kept)
+{
+	m->addrs2[*kept] = m->addrs2[i];
+	m->nodes2[*kept] = m->nodes2[i];
+	m->idx2[(*kept)++] = m->idx2[i];
+}
+
 static void retry_not_present(struct mover *m, struct target *t, uint32_t n)
 {
 	uint32_t r = 0, kept = 0;
@@ -205,9 +213,7 @@ static void retry_not_present(struct mover *m, struct target *t, uint32_t n)
 			    m->pf->pages_present(m->pf->ctx, t->pid, &m->addrs2[i], 1, &present) || !present)
 				continue;
 		}
-		m->addrs2[kept] = m->addrs2[i];
-		m->nodes2[kept] = m->nodes2[i];
-		m->idx2[kept++] = m->idx2[i];
+		retry_keep(m, i, &kept);
 	}
 	r = kept;
 	if (!r)
@@ -223,13 +229,10 @@ static void retry_not_present(struct mover *m, struct target *t, uint32_t n)
 	if (m->pf->move_pages(m->pf->ctx, t->pid, r, m->addrs2, NULL, m->query, 0) == 0) {
 		kept = 0;
 		for (uint32_t i = 0; i < r; i++) {
-			if (m->query[i] == m->nodes2[i]) {
+			if (m->query[i] == m->nodes2[i])
 				m->status[m->idx2[i]] = STATUS_THERE;
-				continue;
-			}
-			m->addrs2[kept] = m->addrs2[i];
-			m->nodes2[kept] = m->nodes2[i];
-			m->idx2[kept++] = m->idx2[i];
+			else
+				retry_keep(m, i, &kept);
 		}
 		if (!(r = kept))
 			return;

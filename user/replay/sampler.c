@@ -340,8 +340,7 @@ static void hint_spread(struct sampler_run *s, struct model_page *mp, uint32_t t
 {
 	uint64_t from = t > s->spread_ns ? t - s->spread_ns : 0;
 	uint64_t inside = passes_before(s, t) - passes_upto(s, from), n;
-	bool before = !first && mp->marked &&
-		      passes_upto(s, from) > (mp->last_ns ? passes_before(s, mp->last_ns - 1) : 0);
+	bool before;
 
 	if (mp->last_ns == model_stamp(t)) {
 		uint64_t cap = inside + mp->hint_extra, had = mp->last_w;
@@ -351,6 +350,8 @@ static void hint_spread(struct sampler_run *s, struct model_page *mp, uint32_t t
 			sampler_emit(s, ti, idx, t, (uint32_t)n, CXLT_SRC_HINT);
 		return;
 	}
+	before = !first && mp->marked &&
+		 passes_upto(s, from) > (mp->last_ns ? passes_before(s, mp->last_ns - 1) : 0);
 	mp->hint_extra = first || before;
 	n = inside + before;
 	if (n > w)

@@ -596,6 +596,41 @@ static void hotset_does_not_displace_the_hot_set_for_a_one_off_scan(void **state
 }
 
 /*
+ * A full fast tier: four hot pages (137 samples an epoch), four lukewarm
+ * ones (1), and four cool slow pages (1); hotset loaded, epoch 7 decided
+ * (nothing to move).
+ */
+static void hot_warm_cold_scene(struct scene *s, uint32_t *old, uint32_t *warm, uint32_t *neu)
+{
+	load_hotset();
+	scene_init(s, 32);
+	s->view.heat_decay = 0.5f;
+	set_fast_free(s, 700);
+	for (int i = 0; i < 4; i++) {
+		old[i] = add_page(s, 0, 274, 0, true);
+		s->pages[old[i]].samples = 137;
+		warm[i] = add_page(s, 0, 2, 0, true);
+		s->pages[warm[i]].samples = 1;
+		neu[i] = add_page(s, 1, 2, 0, true);
+		s->pages[neu[i]].samples = 1;
+	}
+	s->view.epoch = 7;
+	assert_int_equal(decide(s), 0);
+	assert_int_equal(s->plan.nr, 0);
+}
+
+/* The plan moves four pages to node, and they are the four of `four`. */
+static void assert_moves_four(const struct scene *s, int node, const uint32_t *four)
+{
+	uint32_t got[MAXP];
+
+	assert_int_equal(moves_to(s, node, got), 4);
+	for (int i = 0; i < 4; i++)
+		assert_true(got[i] == four[0] || got[i] == four[1] || got[i] == four[2] ||
+			    got[i] == four[3]);
+}
+
+/*
  * A hot set moves in a full fast tier: the old hot pages fall to a sample
  * an epoch, the new ones jump from one to many.  The new ones come in at
  * once, in place of the old ones -- not of the lukewarm pages still in use
@@ -605,34 +640,49 @@ static void hotset_does_not_displace_the_hot_set_for_a_one_off_scan(void **state
 static void hotset_follows_a_moved_hot_set_in_a_full_fast_tier(void **state)
 {
 	static struct scene s;
-	uint32_t old[4], warm[4], neu[4], got[MAXP];
+	uint32_t old[4], warm[4], neu[4];
 
 	(void)state;
-	load_hotset();
-	scene_init(&s, 32);
-	s.view.heat_decay = 0.5f;
-	set_fast_free(&s, 700);			/* full */
-	for (int i = 0; i < 4; i++) {
-		old[i] = add_page(&s, 0, 274, 0, true);
-		s.pages[old[i]].samples = 137;
-		warm[i] = add_page(&s, 0, 2, 0, true);
-		s.pages[warm[i]].samples = 1;
-		neu[i] = add_page(&s, 1, 2, 0, true);
-		s.pages[neu[i]].samples = 1;
-	}
-	s.view.epoch = 7;
-	assert_int_equal(decide(&s), 0);
-	assert_int_equal(s.plan.nr, 0);
+	hot_warm_cold_scene(&s, old, warm, neu);
 
 	for (int i = 0; i < 4; i++)
 		epoch_of(&s, warm[i], 2, 1);
 	next_epoch(&s, old, 138, 1, neu, 138, 137);
-	assert_int_equal(moves_to(&s, 1, got), 4);
+	assert_moves_four(&s, 1, old);
+	assert_moves_four(&s, 0, neu);
+	policy_host__unload(&host);
+}
+
+/*
+ * The same, but the old hot pages have fallen off and come back once before
+ * (a program working through its data in phases): when they fall again they
+ * keep their decaying heat, and the new hot pages take the places of the
+ * lukewarm ones instead.
+ */
+static void hotset_keeps_fast_pages_that_came_back_before(void **state)
+{
+	static struct scene s;
+	uint32_t old[4], warm[4], neu[4];
+
+	(void)state;
+	hot_warm_cold_scene(&s, old, warm, neu);
+
+	/* They fall off (nothing wants their places), come back, and stay. */
 	for (int i = 0; i < 4; i++)
-		assert_true(got[i] == old[0] || got[i] == old[1] || got[i] == old[2] || got[i] == old[3]);
-	assert_int_equal(moves_to(&s, 0, got), 4);
+		epoch_of(&s, warm[i], 2, 1);
+	next_epoch(&s, old, 138, 1, neu, 2, 1);
+	assert_int_equal(s.plan.nr, 0);
+	next_epoch(&s, old, 206, 137, neu, 2, 1);
+	assert_int_equal(s.plan.nr, 0);
+	next_epoch(&s, old, 240, 137, neu, 2, 1);
+	assert_int_equal(s.plan.nr, 0);
+
+	/* They fall again as the new hot pages come: the lukewarm pages go. */
 	for (int i = 0; i < 4; i++)
-		assert_true(got[i] == neu[0] || got[i] == neu[1] || got[i] == neu[2] || got[i] == neu[3]);
+		epoch_of(&s, warm[i], 2, 1);
+	next_epoch(&s, old, 121, 1, neu, 138, 137);
+	assert_moves_four(&s, 1, warm);
+	assert_moves_four(&s, 0, neu);
 	policy_host__unload(&host);
 }
 
@@ -1157,6 +1207,7 @@ int main(void)
 		cmocka_unit_test(hotset_follows_a_moving_hot_set_within_an_epoch),
 		cmocka_unit_test(hotset_does_not_displace_the_hot_set_for_a_one_off_scan),
 		cmocka_unit_test(hotset_follows_a_moved_hot_set_in_a_full_fast_tier),
+		cmocka_unit_test(hotset_keeps_fast_pages_that_came_back_before),
 		cmocka_unit_test(hotset_plans_nothing_in_a_stable_state),
 		cmocka_unit_test(hotset_meets_the_demote_goal_coldest_first),
 		cmocka_unit_test(hotset_meets_the_demote_goal_from_the_hot_set_if_it_must),

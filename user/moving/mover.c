@@ -163,24 +163,6 @@ static void account_moved(struct mover *m, struct target *t, struct cxlt_page *p
 		tracker__record_moved(t, p, node);
 }
 
-/*
- * One move_pages call for n pages of target t.  Returns -ENOMEM when the
- * destination ran out of memory (the caller stops promoting), -ESRCH when the
- * process is gone, 0 otherwise.
- */
-/*
- * Reads one byte of each page through process_vm_readv(): the read takes the
- * owner's NUMA hint fault, which maps a PROT_NONE page again.  No data
- * changes.  A page that cannot be read is skipped.
- */
-
-
-/*
- * Before Linux 6.5, move_pages cannot see a page that the NUMA scanner has
- * made PROT_NONE: it reports -ENOENT and the page stays where it is until
- * its owner touches it, which a cold page never does.  So -ENOENT pages are
- * touched on the owner's behalf and tried once more.
- */
 /* Entry i of the retry's arrays becomes entry *kept, the next one kept. */
 static inline void retry_keep(struct mover *m, uint32_t i, uint32_t *kept)
 {
@@ -189,6 +171,12 @@ static inline void retry_keep(struct mover *m, uint32_t i, uint32_t *kept)
 	m->idx2[(*kept)++] = m->idx2[i];
 }
 
+/*
+ * Before Linux 6.5, move_pages cannot see a page that the NUMA scanner has
+ * made PROT_NONE: it reports -ENOENT and the page stays where it is until
+ * its owner touches it, which a cold page never does.  So -ENOENT pages are
+ * touched on the owner's behalf and tried once more.
+ */
 static void retry_not_present(struct mover *m, struct target *t, uint32_t n)
 {
 	uint32_t r = 0, kept = 0;
@@ -287,6 +275,11 @@ static uint32_t skip_in_place(struct mover *m, struct target *t, uint32_t n)
 	return j;
 }
 
+/*
+ * One move_pages call for n pages of target t.  Returns -ENOMEM when the
+ * destination ran out of memory (the caller stops promoting), -ESRCH when the
+ * process is gone, 0 otherwise.
+ */
 static int move_batch(struct mover *m, struct target *t, const struct topology *topo,
 		      uint32_t n)
 {

@@ -19,6 +19,11 @@ static long kernel_move_pages(void *ctx, int pid, unsigned long count, void **pa
 	return move_pages(pid, count, pages, nodes, status, flags);
 }
 
+/*
+ * Reads one byte of each page through process_vm_readv(): the read takes the
+ * owner's NUMA hint fault, which maps a PROT_NONE page again.  No data
+ * changes.  A page that cannot be read is skipped.
+ */
 static void kernel_touch_pages(void *ctx, int pid, void **addrs, uint32_t n)
 {
 	enum { CHUNK = 1024 };	/* IOV_MAX */

@@ -291,7 +291,7 @@ static inline int broke(const struct cxlt_page *p, uint32_t word, bool history, 
  */
 static inline float score(const struct cxlt_page *p, uint32_t word, bool history, bool fast)
 {
-	float heat = p->heat / (p->npages > 1 ? p->npages : 1), alone = 0;
+	float heat = cxlt_heat_per_page(p), alone = 0;
 	int c = broke(p, word, history, &alone);
 
 	return !c || (c < 0 && fast && (word & WORD_RETURNS)) ? heat : alone;
@@ -300,7 +300,7 @@ static inline float score(const struct cxlt_page *p, uint32_t word, bool history
 /* The next epoch's word: this epoch's heat, and the page's fall and return. */
 static inline uint32_t next_word(const struct cxlt_page *p, uint32_t word, bool history)
 {
-	float heat = p->heat / (p->npages > 1 ? p->npages : 1), alone;
+	float heat = cxlt_heat_per_page(p), alone;
 	uint32_t flags = history ? word & WORD_FLAGS : 0, bits;
 	int c = broke(p, word, history, &alone);
 
